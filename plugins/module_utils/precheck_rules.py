@@ -1,0 +1,114 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Precheck rules: pure functions from gathered host facts and limits to check results.
+
+No Ansible and no I/O here, so every rule is unit-tested on plain dicts
+(tests/unit/plugins/module_utils/test_precheck_rules.py). host_probe gathers the facts.
+"""
+from __future__ import annotations
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+
+
+def _result(check, value, limit, status, message=""):
+    return {"check": check, "value": value, "limit": limit, "status": status, "message": message}
+
+
+def version_tuple(text):
+    """'6.1.0-18-amd64' -> (6, 1, 0); '12' -> (12,). Non-numeric tails are ignored."""
+    parts = []
+    for piece in str(text).replace("-", ".").split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def num(value):
+    """30.0 -> '30', 29.9 -> '29.9': numbers as an operator writes them."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def check_min(check, value, minimum, unit=""):
+    limit = f">= {num(minimum)}{unit}"
+    if value is None:
+        return _result(check, None, limit, FAIL, "could not be read")
+    status = PASS if value >= minimum else FAIL
+    msg = "" if status == PASS else f"{num(value)}{unit} is below the minimum {num(minimum)}{unit}"
+    return _result(check, value, limit, status, msg)
+
+
+def evaluate(facts, limits):
+    """Evaluate every rule; return a list of results in a stable order.
+
+    facts: the dict host_probe.gather() returns.
+    limits: min_cpu, min_memory_mb, disk (list of {path, min_free_gb}), supported_os
+    (list of {id, versions}), min_kernel, arch (list), commands (list), ports (list),
+    swap ('fail' | 'warn' | 'ignore').
+    """
+    results = [check_min("cpu", facts.get("cpu_count"), limits["min_cpu"]),
+               check_min("memory", facts.get("memory_mb"), limits["min_memory_mb"], " MiB")]
+
+    for item in limits.get("disk", []):
+        path, minimum = item["path"], item["min_free_gb"]
+        free = facts.get("disk_free_gb", {}).get(path)
+        results.append(check_min(f"disk free {path}", free, minimum, " GiB"))
+
+    os_id, os_version = facts.get("os_id"), facts.get("os_version")
+    supported = {s["id"]: [str(v) for v in s["versions"]] for s in limits.get("supported_os", [])}
+    ok = os_id in supported and str(os_version) in supported[os_id]
+    limit = ", ".join(f"{k} {'/'.join(v)}" for k, v in sorted(supported.items()))
+    results.append(_result("os", f"{os_id} {os_version}", limit, PASS if ok else FAIL,
+                           "" if ok else f"{os_id} {os_version} is not a supported OS"))
+
+    kernel = facts.get("kernel", "")
+    kernel_ok = version_tuple(kernel) >= version_tuple(limits["min_kernel"])
+    results.append(_result("kernel", kernel, f">= {limits['min_kernel']}", PASS if kernel_ok else FAIL,
+                           "" if kernel_ok else f"kernel {kernel} is older than {limits['min_kernel']}"))
+
+    arch = facts.get("arch")
+    arch_ok = arch in limits.get("arch", [])
+    results.append(_result("arch", arch, "/".join(limits.get("arch", [])), PASS if arch_ok else FAIL,
+                           "" if arch_ok else f"architecture {arch} is not supported (64-bit required)"))
+
+    missing = sorted(c for c in limits.get("commands", []) if c not in facts.get("commands_found", []))
+    results.append(_result("commands", "missing: " + ", ".join(missing) if missing else "all found",
+                           ", ".join(limits.get("commands", [])), FAIL if missing else PASS,
+                           f"required commands not found: {', '.join(missing)}" if missing else ""))
+
+    listening = facts.get("listening_ports", {})
+    for port in sorted(limits.get("ports", [])):
+        owner = listening.get(str(port))
+        results.append(_result(f"port {port} free", f"in use by {owner}" if owner else "free", "free",
+                               FAIL if owner else PASS,
+                               f"port {port} is already in use by {owner}" if owner else ""))
+
+    swap_mb, swap_rule = facts.get("swap_mb", 0), limits.get("swap", "fail")
+    if swap_mb and swap_rule != "ignore":
+        results.append(_result("swap", f"{swap_mb} MiB", "off", FAIL if swap_rule == "fail" else WARN,
+                               f"swap is on ({swap_mb} MiB); kubelet needs it off"))
+    else:
+        results.append(_result("swap", f"{swap_mb} MiB", "off", PASS))
+    return results
+
+
+def failures(results):
+    return [r for r in results if r["status"] == FAIL]
+
+
+def format_table(results):
+    """A fixed-width text table: check | value | limit | status."""
+    rows = [("CHECK", "VALUE", "LIMIT", "STATUS")]
+    rows += [(r["check"], str(r["value"]), str(r["limit"]), r["status"].upper()) for r in results]
+    widths = [min(max(len(row[i]) for row in rows), 48) for i in range(4)]
+    lines = []
+    for row in rows:
+        cells = [cell if len(cell) <= widths[i] else cell[: widths[i] - 1] + "~" for i, cell in enumerate(row)]
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(cells)).rstrip())
+    return lines

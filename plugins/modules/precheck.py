@@ -1,0 +1,163 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Gather a host's facts and evaluate the install prerequisites in one call."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: precheck
+short_description: Check a host against the prerequisites of a Kubernetes install
+version_added: 0.1.0
+description:
+  - Gathers, in one call, everything the precheck rules need (CPU, memory, swap, OS, kernel,
+    architecture, free disk per path, required commands, listening ports) and evaluates the rules.
+  - Never changes the host. The result lists every check with its value, limit and status;
+    the module itself does not fail on failing checks, so the calling play can report every
+    failing check of every host at once.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  min_cpu:
+    description: Minimum number of usable CPUs.
+    type: int
+    default: 2
+  min_memory_mb:
+    description: Minimum memory in MiB.
+    type: int
+    default: 3800
+  disk:
+    description: Minimum free space per path (the file system holding the path, or its nearest existing parent).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Directory whose file system is measured.
+        type: path
+        required: true
+      min_free_gb:
+        description: Minimum free GiB.
+        type: float
+        required: true
+  supported_os:
+    description: Supported operating systems, by os-release ID and VERSION_ID.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      id:
+        description: os-release ID, for example C(debian).
+        type: str
+        required: true
+      versions:
+        description: Supported VERSION_ID values.
+        type: list
+        elements: str
+        required: true
+  min_kernel:
+    description: Minimum kernel version.
+    type: str
+    default: "4.19"
+  arch:
+    description: Supported machine architectures (64-bit).
+    type: list
+    elements: str
+    default: [x86_64, aarch64]
+  commands:
+    description: Commands that must be on the PATH.
+    type: list
+    elements: str
+    default: []
+  ports:
+    description: TCP ports that must be free on this host.
+    type: list
+    elements: int
+    default: []
+  swap:
+    description: What swap being on means.
+    type: str
+    choices: [fail, warn, ignore]
+    default: fail
+"""
+
+EXAMPLES = r"""
+- name: Check the host
+  offline_pot.tke.precheck:
+    min_cpu: 2
+    disk:
+      - path: /var/lib
+        min_free_gb: 30
+    ports: [6443, 2379, 2380]
+  register: precheck
+"""
+
+RETURN = r"""
+checks:
+  description: Every check, in a stable order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    check: {description: Name of the check., type: str}
+    value: {description: What the host has., type: raw}
+    limit: {description: What is required., type: str}
+    status: {description: pass, warn or fail., type: str}
+    message: {description: Why it failed or warned; empty when it passed., type: str}
+failed_checks:
+  description: The checks whose status is fail.
+  returned: always
+  type: list
+  elements: dict
+table:
+  description: The checks as lines of a fixed-width table.
+  returned: always
+  type: list
+  elements: str
+facts:
+  description: The facts the rules were evaluated on.
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import host_probe, precheck_rules
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            min_cpu=dict(type="int", default=2),
+            min_memory_mb=dict(type="int", default=3800),
+            disk=dict(type="list", elements="dict", default=[], options=dict(
+                path=dict(type="path", required=True),
+                min_free_gb=dict(type="float", required=True))),
+            supported_os=dict(type="list", elements="dict", default=[], options=dict(
+                id=dict(type="str", required=True),
+                versions=dict(type="list", elements="str", required=True))),
+            min_kernel=dict(type="str", default="4.19"),
+            arch=dict(type="list", elements="str", default=["x86_64", "aarch64"]),
+            commands=dict(type="list", elements="str", default=[]),
+            ports=dict(type="list", elements="int", default=[]),
+            swap=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    facts = host_probe.gather(paths=[d["path"] for d in p["disk"]], commands=p["commands"])
+    results = precheck_rules.evaluate(facts, p)
+    module.exit_json(changed=False, checks=results, failed_checks=precheck_rules.failures(results),
+                     table=precheck_rules.format_table(results), facts=facts)
+
+
+if __name__ == "__main__":
+    main()

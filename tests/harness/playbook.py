@@ -1,0 +1,65 @@
+"""Run ansible-playbook from this checkout and read its PLAY RECAP."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent.parent
+RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
+                   r"\s+skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
+FIELDS = ("ok", "changed", "unreachable", "failed", "skipped", "rescued", "ignored")
+
+
+@dataclass
+class PlaybookRun:
+    argv: list
+    rc: int
+    output: str
+
+    @property
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per-host counters from the last PLAY RECAP of the output."""
+        part = self.output.rsplit("PLAY RECAP", 1)[-1] if "PLAY RECAP" in self.output else ""
+        return {m[0]: dict(zip(FIELDS, map(int, m[1:]))) for m in RECAP.findall(part)}
+
+    def total(self, counter: str) -> int:
+        return sum(h[counter] for h in self.stats.values())
+
+    def changed_hosts(self) -> dict[str, int]:
+        return {h: s["changed"] for h, s in self.stats.items() if s["changed"]}
+
+    def explain(self) -> str:
+        return f"$ {' '.join(map(str, self.argv))}\nrc={self.rc}\n{self.output[-12000:]}"
+
+
+def ansible_bin(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
+                 extra_vars: dict | None = None, env: dict | None = None,
+                 timeout: int = 1800) -> PlaybookRun:
+    argv = [ansible_bin("ansible-playbook"), str(playbook), "-i", str(inventory), *args]
+    if extra_vars:
+        argv += ["-e", json.dumps(extra_vars)]
+    full_env = dict(os.environ, ANSIBLE_CONFIG=str(TOP / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+                    ANSIBLE_NOCOLOR="1", PYTHONUNBUFFERED="1", **(env or {}))
+    res = subprocess.run(argv, cwd=TOP, env=full_env, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=timeout)
+    return PlaybookRun(argv, res.returncode, res.stdout)
+
+
+def converge_twice(playbook, inventory, *args, **kw) -> tuple[PlaybookRun, PlaybookRun]:
+    """Converge, converge again; the second run must change nothing and fail nowhere."""
+    first = run_playbook(playbook, inventory, *args, **kw)
+    assert first.rc == 0, first.explain()
+    second = run_playbook(playbook, inventory, *args, **kw)
+    assert second.rc == 0, second.explain()
+    assert second.stats, second.explain()
+    assert second.changed_hosts() == {}, "second run changed something:\n" + second.explain()
+    return first, second

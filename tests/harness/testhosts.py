@@ -1,0 +1,129 @@
+"""Python face of testhosts.sh: start/stop test hosts, write inventories, run commands on hosts.
+
+Used by tests/integration (pytest fixtures), bench/ and tests/sandbox.sh. Every host is a real
+systemd-nspawn container reached over real SSH; nothing here fakes a host.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+TOP = HERE.parent.parent
+SCRIPT = HERE / "testhosts.sh"
+
+
+def _script(th_id: int, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TH_ID=str(th_id))
+    return subprocess.run(["bash", str(SCRIPT), *args], env=env, check=check,
+                          text=True, stdout=subprocess.PIPE)
+
+
+@dataclass
+class TestHosts:
+    """One instance of the harness: hosts h1..hN on bridge thbr<th_id>, 172.30.<th_id>.0/24."""
+
+    th_id: int = 1
+    count: int = 3
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        out = _script(self.th_id, "info").stdout
+        self.info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+    # --- facts -------------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [f"h{n}" for n in range(1, self.count + 1)]
+
+    def ip(self, name: str) -> str:
+        return f"{self.info['TH_NET']}.{10 + int(name.lstrip('h'))}"
+
+    @property
+    def gateway(self) -> str:
+        return self.info["TH_GW"]
+
+    @property
+    def key(self) -> str:
+        return self.info["TH_KEY"]
+
+    @property
+    def password(self) -> str:
+        return Path(self.info["TH_PASSFILE"]).read_text().strip()
+
+    # --- life cycle --------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Machine dependencies, cached rootfs and apt repository (built once, then reused)."""
+        for step in ("deps", "rootfs", "repo"):
+            _script(self.th_id, step)
+
+    def up(self) -> None:
+        _script(self.th_id, "net-up")
+        nums = [str(n) for n in range(1, self.count + 1)]
+        _script(self.th_id, "up", *nums)
+        _script(self.th_id, "ssh-wait", *nums)
+
+    def reset(self, *names: str) -> None:
+        """Give the named hosts a fresh root filesystem (as new machines)."""
+        _script(self.th_id, "reset", *[n.lstrip("h") for n in names])
+
+    def down(self, *names: str) -> None:
+        _script(self.th_id, "down", *[n.lstrip("h") for n in names], check=False)
+
+    def destroy(self) -> None:
+        _script(self.th_id, "destroy", check=False)
+
+    # --- use ---------------------------------------------------------------------------
+    def ssh(self, name: str, command: str, check: bool = True, user: str = "root",
+            timeout: int = 120) -> subprocess.CompletedProcess:
+        argv = ["ssh", "-q", "-i", self.key, "-o", "StrictHostKeyChecking=no",
+                "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes",
+                "-o", "ConnectTimeout=5", f"{user}@{self.ip(name)}", command]
+        res = subprocess.run(argv, text=True, capture_output=True, timeout=timeout)
+        if check and res.returncode != 0:
+            raise AssertionError(f"{name}: {command!r} exited {res.returncode}\n"
+                                 f"stdout: {res.stdout}\nstderr: {res.stderr}")
+        return res
+
+    def host_vars(self, name: str, auth: str = "key") -> dict:
+        """Connection variables for one host: auth is key (root), password (root over
+        paramiko) or sudo (user ops, key, become with its password)."""
+        v = {"ansible_host": self.ip(name), "ansible_user": "root",
+             "ansible_python_interpreter": "/usr/bin/python3"}
+        if auth == "key":
+            v["ansible_ssh_private_key_file"] = self.key
+        elif auth == "password":
+            v.update(ansible_connection="paramiko", ansible_password=self.password)
+        elif auth == "sudo":
+            v.update(ansible_user="ops", ansible_ssh_private_key_file=self.key,
+                     ansible_become=True, ansible_become_password=self.password)
+        else:
+            raise ValueError(auth)
+        return v
+
+    def write_inventory(self, path: Path, groups: dict[str, list[str]],
+                        group_vars: dict | None = None, auth: dict[str, str] | None = None,
+                        host_vars: dict[str, dict] | None = None) -> Path:
+        """Write a YAML inventory: groups maps group name -> host names (h1...)."""
+        auth = auth or {}
+        host_vars = host_vars or {}
+        hosts = sorted({h for members in groups.values() for h in members})
+        all_hosts = {h: {**self.host_vars(h, auth.get(h, "key")), **host_vars.get(h, {})}
+                     for h in hosts}
+        inv = {"all": {"hosts": all_hosts, "vars": group_vars or {},
+                       "children": {g: {"hosts": {h: None for h in members}}
+                                    for g, members in groups.items()}}}
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(inv, sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+
+def quote(s: str) -> str:
+    return shlex.quote(s)

@@ -1,0 +1,283 @@
+#!/bin/bash
+# Test hosts for offline_pot.tke: N Debian 12 "hosts" on this machine, each a systemd-nspawn
+# container booting real systemd, with its own IP on a private bridge and sshd reachable over
+# real SSH. Facts and hazards: docs/testing.md.
+#
+#   testhosts.sh deps              apt packages the harness itself needs (on the machine)
+#   testhosts.sh rootfs            build (cold) or reuse (warm) the cached Debian 12 rootfs
+#   testhosts.sh repo              local apt repository for the hosts (tests/harness/packages.txt)
+#   testhosts.sh net-up | net-down private bridge + the forward guard of this instance
+#   testhosts.sh up N...           start hosts hN (overlay over the rootfs)
+#   testhosts.sh ssh-wait N...     wait until sshd answers on every hN
+#   testhosts.sh down N...         stop hosts hN (by the PIDs this harness started)
+#   testhosts.sh reset N...        stop hN, drop all it wrote, start it fresh
+#   testhosts.sh destroy           down every host of this instance, net-down, remove its state
+#   testhosts.sh info              print the instance's facts as shell variables
+#
+# Environment: TH_ID (instance 0-99, default 1): bridge thbr$TH_ID, subnet 172.30.$TH_ID.0/24,
+# state under $TH_CACHE/run-$TH_ID. Instances never share a bridge, a subnet or a host.
+# TH_CACHE (default <repo>/.cache/testhosts) holds the rootfs, the repo and the SSH key,
+# shared read-only by every instance and built under a lock.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+TH_ID=${TH_ID:-1}
+[[ $TH_ID =~ ^[0-9]+$ ]] && (( TH_ID <= 99 )) || { echo "TH_ID must be 0-99" >&2; exit 2; }
+CACHE=${TH_CACHE:-$TOP/.cache/testhosts}
+RUN=$CACHE/run-$TH_ID
+BR=thbr$TH_ID
+NET=172.30.$TH_ID
+GW=$NET.1
+ROOTFS=$CACHE/rootfs
+REPO=$CACHE/repo
+KEY=$CACHE/id_ed25519
+PASSFILE=$CACHE/password           # root and ops password (password-auth tests), mode 0600
+PKGLIST=$HERE/packages.txt
+NFT_TABLE=testhostguard$TH_ID
+INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,sudo,iputils-ping,ca-certificates,kmod,procps
+HIER="systemd unified cpu cpuacct cpuset memory devices freezer blkio pids"
+# Bump when the rootfs recipe below changes: a cached tarball of another version is rebuilt.
+ROOTFS_VERSION=3
+
+log() { printf '[testhosts %s] %s\n' "$TH_ID" "$*" >&2; }
+mirror() { awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources; }
+uplink() { ip -o route show default | awk '{for(i=1;i<=NF;i++) if($i=="dev"){print $(i+1); exit}}'; }
+host_ip() { echo "$NET.$((10 + $1))"; }
+locked() { mkdir -p "$CACHE"; exec 9>"$CACHE/.lock"; flock 9; }
+
+cgdir() { # per-host cgroup below this shell's own cgroup, in hierarchy $1
+  local key=$1 base
+  [ "$1" = systemd ] && key=name=systemd
+  [ "$1" = unified ] && key=""
+  base=$(awk -F: -v k="$key" '$2==k{print $3}' /proc/self/cgroup)
+  echo "/sys/fs/cgroup/$1${base%/}/testhost-$TH_ID-$2"
+}
+
+build_rootfs() {
+  local R=$ROOTFS.new pw
+  rm -rf "$R"
+  log "debootstrap bookworm (cold build, about 2 minutes)"
+  debootstrap --variant=minbase --include=$INCLUDE bookworm "$R" "$(mirror)" >"$CACHE/debootstrap.log" 2>&1 \
+    || { tail -20 "$CACHE/debootstrap.log" >&2; return 1; }
+  [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C testhosts -f "$KEY"
+  [ -f "$PASSFILE" ] || (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' > "$PASSFILE")
+  pw=$(cat "$PASSFILE")
+  install -d -m700 "$R/root/.ssh"
+  install -m600 "$KEY.pub" "$R/root/.ssh/authorized_keys"
+  # host keys are made per host at first boot, never shared through the cached tarball
+  rm -f "$R"/etc/ssh/ssh_host_*
+  mkdir -p "$R/etc/systemd/system/ssh.service.d"
+  printf '[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n' \
+    > "$R/etc/systemd/system/ssh.service.d/keygen.conf"
+  # nspawn mounts v1 cgroup controllers read-only; nested containerd/runc needs them writable
+  cat > "$R/etc/systemd/system/cgroup-rw.service" <<'EOF'
+[Unit]
+Description=Make v1 cgroup controllers writable (nested runc)
+DefaultDependencies=no
+Before=sysinit.target
+ConditionVirtualization=systemd-nspawn
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'for c in cpu cpuacct cpuset memory devices freezer blkio pids; do mount -o remount,bind,rw /sys/fs/cgroup/$c; done'
+[Install]
+WantedBy=sysinit.target
+EOF
+  chroot "$R" systemctl enable -q systemd-networkd ssh cgroup-rw
+  chroot "$R" systemctl mask -q systemd-timesyncd getty@tty1
+  # root: key or password (password-based SSH through paramiko is a supported way in);
+  # ops: an unprivileged user that becomes root with sudo and its password
+  printf 'PermitRootLogin yes\nPasswordAuthentication yes\nUseDNS no\n' > "$R/etc/ssh/sshd_config.d/10-testhosts.conf"
+  chroot "$R" useradd -m -s /bin/bash -G sudo ops
+  install -d -m700 -o "$(chroot "$R" id -u ops)" -g "$(chroot "$R" id -g ops)" "$R/home/ops/.ssh"
+  install -m600 -o "$(chroot "$R" id -u ops)" -g "$(chroot "$R" id -g ops)" "$KEY.pub" "$R/home/ops/.ssh/authorized_keys"
+  printf 'root:%s\nops:%s\n' "$pw" "$pw" | chroot "$R" chpasswd
+  : > "$R/etc/machine-id"
+  printf '# no DNS inside test hosts\n' > "$R/etc/resolv.conf"
+  # this kernel has no loadable modules: tell kmod which are built in, so modprobe of those succeeds
+  local K; K=$(uname -r); mkdir -p "$R/lib/modules/$K"; : > "$R/lib/modules/$K/modules.order"
+  printf 'kernel/net/bridge/bridge.ko\nkernel/net/bridge/br_netfilter.ko\nkernel/fs/overlayfs/overlay.ko\nkernel/net/netfilter/nf_conntrack.ko\nkernel/net/ipv4/netfilter/ip_tables.ko\n' \
+    > "$R/lib/modules/$K/modules.builtin"
+  chroot "$R" depmod -a "$K" 2>/dev/null || true
+  rm -f "$R/etc/apt/sources.list"
+  echo 'deb [trusted=yes] file:/srv/repo ./' > "$R/etc/apt/sources.list.d/local.list"
+  chroot "$R" apt-get clean; rm -rf "$R"/var/lib/apt/lists/*
+  echo "$ROOTFS_VERSION" > "$R/etc/testhosts-rootfs-version"
+  tar -C "$R" --numeric-owner -cf - . | zstd -q -T0 -3 -o "$CACHE/rootfs.tar.zst.new"
+  mv "$CACHE/rootfs.tar.zst.new" "$CACHE/rootfs.tar.zst"
+  rm -rf "$ROOTFS"; mv "$R" "$ROOTFS"
+}
+
+rootfs() {
+  locked
+  if [ "$(cat "$ROOTFS/etc/testhosts-rootfs-version" 2>/dev/null)" = "$ROOTFS_VERSION" ]; then return 0; fi
+  if [ -f "$CACHE/rootfs.tar.zst" ] && [ -f "$KEY" ] && [ -f "$PASSFILE" ]; then
+    log "extracting cached rootfs"
+    rm -rf "$ROOTFS.new"; mkdir -p "$ROOTFS.new"
+    zstd -dc "$CACHE/rootfs.tar.zst" | tar -C "$ROOTFS.new" -x
+    if [ "$(cat "$ROOTFS.new/etc/testhosts-rootfs-version" 2>/dev/null)" = "$ROOTFS_VERSION" ]; then
+      rm -rf "$ROOTFS"; mv "$ROOTFS.new" "$ROOTFS"; return 0
+    fi
+    log "cached rootfs is of another recipe version: rebuilding"
+  fi
+  build_rootfs
+}
+
+repo() { # debs resolved against the rootfs, fetched by the machine's apt, indexed for apt
+  locked
+  local want stamp T M rc=0
+  mapfile -t pkgs < <(sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
+  want=$( { echo "$ROOTFS_VERSION"; printf '%s\n' "${pkgs[@]}"; } | sha256sum | cut -c1-16)
+  stamp=$REPO/.stamp
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  log "building the hosts' apt repository (${#pkgs[@]} packages)"
+  rm -rf "$REPO"; mkdir -p "$REPO"
+  T=$CACHE/repo-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged}; M=$T/merged
+  mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
+  rm -f "$M/etc/apt/sources.list.d/local.list"
+  cp /etc/apt/sources.list.d/debian.sources "$M/etc/apt/sources.list.d/"
+  mount --bind /etc/resolv.conf "$M/etc/resolv.conf"
+  chroot "$M" apt-get update -qq && chroot "$M" apt-get install -y -qq --no-install-recommends --download-only "${pkgs[@]}" >/dev/null || rc=$?
+  umount "$M/etc/resolv.conf"
+  cp "$M"/var/cache/apt/archives/*.deb "$REPO/" 2>/dev/null || true
+  umount "$M"; rm -rf "$T"
+  [ $rc = 0 ] || { log "apt download failed ($rc)"; return $rc; }
+  (cd "$REPO" && apt-ftparchive packages . > Packages 2>/dev/null && apt-ftparchive release . > Release)
+  echo "$want" > "$stamp"
+}
+
+net_up() {
+  local up; up=$(uplink)
+  ip link show "$BR" >/dev/null 2>&1 || {
+    ip link add "$BR" type bridge; ip addr add "$GW/24" dev "$BR"; ip link set "$BR" up; }
+  # nothing from the test net is ever forwarded anywhere: hosts reach only each other and this machine
+  nft list table inet "$NFT_TABLE" >/dev/null 2>&1 || nft -f - <<EOF
+table inet $NFT_TABLE {
+  chain guardfwd {
+    type filter hook forward priority -300; policy accept;
+    iifname "$BR" oifname != "$BR" drop
+    oifname "$BR" iifname != "$BR" drop
+    ${up:+oifname "$up" ip saddr $NET.0/24 drop}
+  }
+}
+EOF
+}
+
+net_down() {
+  ip link del "$BR" 2>/dev/null || true
+  nft delete table inet "$NFT_TABLE" 2>/dev/null || true
+}
+
+write_hosts_file() { # /etc/hosts of a host: every possible test host of this instance
+  local f=$1 i
+  { echo "127.0.0.1 localhost"; echo "$GW controller"
+    for i in $(seq 1 20); do echo "$(host_ip "$i") h$i"; done; } > "$f"
+}
+
+up() {
+  local n h d ip c g
+  for n in "$@"; do
+    h=h$n; d=$RUN/hosts/$h; ip=$(host_ip "$n")
+    if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then log "$h already up"; continue; fi
+    mkdir -p "$d"/{upper,work,merged,containerd}
+    mountpoint -q "$d/merged" || mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$d/upper,workdir=$d/work" "$d/merged"
+    mkdir -p "$d/merged/etc/systemd/network"
+    printf '[Match]\nName=host0\n[Network]\nAddress=%s/24\nGateway=%s\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' "$ip" "$GW" \
+      > "$d/merged/etc/systemd/network/10-host0.network"
+    echo "$h" > "$d/merged/etc/hostname"
+    write_hosts_file "$d/merged/etc/hosts"
+    : > "$d/cgroups"
+    for c in $HIER; do
+      g=$(cgdir "$c" "$h"); mkdir -p "$g"; echo "$g" >> "$d/cgroups"
+      if [ "$c" = cpuset ]; then cat "$(dirname "$g")/cpuset.cpus" > "$g/cpuset.cpus"; cat "$(dirname "$g")/cpuset.mems" > "$g/cpuset.mems"; fi
+    done
+    # own cgroups per host (else all guests share one and systemd inside cannot kill units);
+    # the loop restarts the container on exit code 133, which is how nspawn reports a guest reboot
+    setsid sh -c 'for g in $(cat '"$d"'/cgroups); do echo $$ > $g/cgroup.procs; done
+       while :; do "$@"; rc=$?; [ $rc = 133 ] || exit $rc; done' nspawn \
+      systemd-nspawn --boot --register=no --keep-unit -M "th$TH_ID-$h" --hostname="$h" -D "$d/merged" \
+        --network-bridge="$BR" --bind-ro="$REPO:/srv/repo" --bind="$d/containerd:/var/lib/containerd" \
+        --console=read-only --resolv-conf=off --timezone=off \
+        --capability=all --drop-capability=CAP_SYS_TIME \
+        --system-call-filter='@mount @module @raw-io @reboot @cpu-emulation @obsolete @privileged @keyring' \
+        --system-call-filter='~@swap' \
+        >"$d/console.log" 2>&1 </dev/null &
+    echo $! > "$d/pid"
+  done
+}
+
+ssh_wait() {
+  local n t ip
+  for n in "$@"; do
+    ip=$(host_ip "$n")
+    for t in $(seq 600); do
+      ssh -q -i "$KEY" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=1 \
+        -o BatchMode=yes "root@$ip" true 2>/dev/null && continue 2
+      sleep 0.2
+    done
+    log "h$n ($ip) did not answer on SSH; console:"; tail -20 "$RUN/hosts/h$n/console.log" >&2 || true
+    return 1
+  done
+}
+
+down() {
+  local n d w c i g
+  for n in "$@"; do
+    d=$RUN/hosts/h$n; [ -d "$d" ] || continue
+    w=$(cat "$d/pid" 2>/dev/null || true)
+    if [ -n "$w" ] && kill -0 "$w" 2>/dev/null; then
+      # the launcher loop is ours (its PID file); stop it first so it does not restart nspawn
+      for c in $(pgrep -P "$w" -x systemd-nspawn || true); do kill -STOP "$w" 2>/dev/null || true; kill "$c" 2>/dev/null || true; done
+      kill -CONT "$w" 2>/dev/null || true
+      for i in $(seq 150); do kill -0 "$w" 2>/dev/null || break; sleep 0.2; done
+      kill -9 "$w" 2>/dev/null || true
+    fi
+    mountpoint -q "$d/merged" && umount "$d/merged" 2>/dev/null || umount -l "$d/merged" 2>/dev/null || true
+    if [ -f "$d/cgroups" ]; then
+      for g in $(cat "$d/cgroups"); do [ -d "$g" ] && find "$g" -depth -type d -exec rmdir {} \; 2>/dev/null || true; done
+    fi
+    rm -f "$d/pid"
+  done
+}
+
+reset() { # a fresh host: stop it, drop everything it wrote, start it again
+  local n d
+  for n in "$@"; do
+    d=$RUN/hosts/h$n
+    down "$n"; rm -rf "$d/upper" "$d/work" "$d/containerd"
+  done
+  up "$@"; ssh_wait "$@"
+}
+
+destroy() {
+  local d
+  for d in "$RUN"/hosts/h*; do [ -d "$d" ] && down "${d##*/h}"; done
+  net_down
+  rm -rf "$RUN"
+}
+
+info() {
+  printf 'TH_ID=%s\nTH_BRIDGE=%s\nTH_NET=%s\nTH_GW=%s\nTH_KEY=%s\nTH_PASSFILE=%s\nTH_RUN=%s\n' \
+    "$TH_ID" "$BR" "$NET" "$GW" "$KEY" "$PASSFILE" "$RUN"
+}
+
+cmd=${1:-}; shift || true
+case $cmd in
+  deps)
+    command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null && command -v nft >/dev/null \
+      && command -v apt-ftparchive >/dev/null && command -v zstd >/dev/null && command -v ssh >/dev/null && exit 0
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container nftables apt-utils zstd openssh-client >/dev/null ;;
+  rootfs) rootfs ;;
+  repo) repo ;;
+  net-up) net_up ;;
+  net-down) net_down ;;
+  up) up "$@" ;;
+  ssh-wait) ssh_wait "$@" ;;
+  down) down "$@" ;;
+  reset) reset "$@" ;;
+  destroy) destroy ;;
+  info) info ;;
+  *) sed -n 2,20p "$0"; exit 2 ;;
+esac

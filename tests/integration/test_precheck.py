@@ -1,0 +1,56 @@
+"""precheck on three real hosts: passes on good hosts, fails naming host and check on a bad one,
+changes nothing, and writes the controller-side JSON report."""
+import json
+import re
+
+import pytest
+
+from harness.playbook import converge_twice, run_playbook, TOP
+
+PLAY = TOP / "playbooks" / "install.yml"
+
+
+@pytest.fixture()
+def inventory(testhosts, tmp_path):
+    return testhosts.write_inventory(
+        tmp_path / "hosts.yml",
+        groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+        group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_ports": [6443, 10250]})
+
+
+def test_precheck_passes_on_good_hosts_and_changes_nothing(testhosts, inventory):
+    first, second = converge_twice(PLAY, inventory, "--tags", "precheck")
+    assert set(second.stats) == {"h1", "h2", "h3"}
+    # the only change of a first run is the report directory on the controller
+    assert first.changed_hosts() == {"h1": 1}, first.explain()
+    assert "port 6443 free" in first.output and "PASS" in first.output
+    report = json.loads((inventory.parent / ".tke" / "precheck.json").read_text())
+    assert set(report) == {"h1", "h2", "h3"}
+    assert all(c["status"] == "pass" for checks in report.values() for c in checks if c["check"] != "swap")
+
+
+def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
+    # h2: a real listener takes 6443; h3: an impossible amount of free disk is asked for
+    testhosts.ssh("h2", "systemd-run --unit=take6443 python3 -m http.server 6443 >/dev/null && "
+                        "for i in $(seq 100); do python3 -c 'import socket; socket.create_connection("
+                        "(\"127.0.0.1\", 6443), 0.2)' 2>/dev/null && exit 0; sleep 0.1; done; exit 1")
+    try:
+        bad = testhosts.write_inventory(
+            tmp_path / "bad.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+            group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}], "precheck_ports": [6443]},
+            host_vars={"h3": {"precheck_disk": [{"path": "/var/lib", "min_free_gb": 999999}]}})
+        run = run_playbook(PLAY, bad, "--tags", "precheck")
+        assert run.rc != 0, run.explain()
+        assert "h2: port 6443 free: port 6443 is already in use by python3" in run.output, run.explain()
+        assert "h3: disk free /var/lib:" in run.output, run.explain()
+        assert "is below the minimum 999999 GiB" in run.output, run.explain()
+        failure = run.output.split("Fail listing every failing check", 1)[1]
+        assert "h1: " not in failure, run.explain()
+        # nothing changed on any host: the only change is the report directory on the controller
+        changed = re.findall(r"^changed: \[(.*?)\]", run.output, re.M)
+        assert changed == ["h1 -> localhost"], run.explain()
+        report = json.loads((tmp_path / ".tke" / "precheck.json").read_text())
+        assert [c["check"] for c in report["h2"] if c["status"] == "fail"] == ["port 6443 free"]
+    finally:
+        testhosts.ssh("h2", "systemctl stop take6443", check=False)

@@ -1,0 +1,66 @@
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import precheck_rules as r
+
+LIMITS = {"min_cpu": 2, "min_memory_mb": 3800, "disk": [{"path": "/var/lib", "min_free_gb": 30}],
+          "supported_os": [{"id": "debian", "versions": ["12"]}], "min_kernel": "4.19",
+          "arch": ["x86_64"], "commands": ["python3", "tar"], "ports": [6443], "swap": "fail"}
+GOOD = {"cpu_count": 4, "memory_mb": 8000, "swap_mb": 0, "os_id": "debian", "os_version": "12",
+        "kernel": "6.1.0-18-amd64", "arch": "x86_64", "disk_free_gb": {"/var/lib": 50.0},
+        "commands_found": ["python3", "tar"], "listening_ports": {"22": "sshd[1]"}}
+
+
+def by_check(results):
+    return {x["check"]: x for x in results}
+
+
+def test_good_host_passes_everything():
+    results = r.evaluate(GOOD, LIMITS)
+    assert [x for x in results if x["status"] != "pass"] == []
+    assert list(by_check(results)) == ["cpu", "memory", "disk free /var/lib", "os", "kernel", "arch",
+                                       "commands", "port 6443 free", "swap"]
+
+
+@pytest.mark.parametrize("change,check,message", [
+    ({"cpu_count": 1}, "cpu", "1 is below the minimum 2"),
+    ({"memory_mb": 3799}, "memory", "3799 MiB is below the minimum 3800 MiB"),
+    ({"disk_free_gb": {"/var/lib": 29.9}}, "disk free /var/lib", "29.9 GiB is below the minimum 30 GiB"),
+    ({"disk_free_gb": {}}, "disk free /var/lib", "could not be read"),
+    ({"os_version": "11"}, "os", "debian 11 is not a supported OS"),
+    ({"kernel": "4.18.0-553.el8"}, "kernel", "kernel 4.18.0-553.el8 is older than 4.19"),
+    ({"arch": "i686"}, "arch", "architecture i686 is not supported (64-bit required)"),
+    ({"commands_found": ["python3"]}, "commands", "required commands not found: tar"),
+    ({"listening_ports": {"6443": "nc[42]"}}, "port 6443 free", "port 6443 is already in use by nc[42]"),
+    ({"swap_mb": 1024}, "swap", "swap is on (1024 MiB); kubelet needs it off"),
+])
+def test_each_rule_fails_with_its_message(change, check, message):
+    results = r.evaluate({**GOOD, **change}, LIMITS)
+    failed = r.failures(results)
+    assert [(f["check"], f["message"]) for f in failed] == [(check, message)]
+
+
+def test_boundaries_are_inclusive():
+    facts = {**GOOD, "cpu_count": 2, "memory_mb": 3800, "disk_free_gb": {"/var/lib": 30.0}, "kernel": "4.19"}
+    assert r.failures(r.evaluate(facts, LIMITS)) == []
+
+
+def test_swap_warn_and_ignore():
+    assert by_check(r.evaluate({**GOOD, "swap_mb": 5}, {**LIMITS, "swap": "warn"}))["swap"]["status"] == "warn"
+    assert by_check(r.evaluate({**GOOD, "swap_mb": 5}, {**LIMITS, "swap": "ignore"}))["swap"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("text,expected", [("6.1.0-18-amd64", (6, 1, 0, 18)), ("4.19", (4, 19)),
+                                           ("3.10.0-1160.el7.x86_64", (3, 10, 0, 1160)), ("12", (12,)),
+                                           ("abc", ())])
+def test_version_tuple(text, expected):
+    assert r.version_tuple(text) == expected
+
+
+def test_table_is_aligned_and_truncates_long_cells():
+    results = r.evaluate({**GOOD, "listening_ports": {"6443": "x" * 80}}, LIMITS)
+    lines = r.format_table(results)
+    assert lines[0].split() == ["CHECK", "VALUE", "LIMIT", "STATUS"]
+    assert len(lines) == len(results) + 1
+    assert any(line.rstrip().endswith("FAIL") and "~" in line for line in lines)
+    status_col = lines[0].index("STATUS")
+    assert all(line[status_col:].split()[0] in {"STATUS", "PASS", "WARN", "FAIL"} for line in lines)
