@@ -30,15 +30,18 @@ BR=thbr$TH_ID
 NET=172.30.$TH_ID
 GW=$NET.1
 ROOTFS=$CACHE/rootfs
-REPO=$CACHE/repo
 KEY=$CACHE/id_ed25519
 PASSFILE=$CACHE/password           # root and ops password (password-auth tests), mode 0600
+# Bump when the rootfs recipe below changes: a cached tarball of another version is rebuilt.
+ROOTFS_VERSION=3
 PKGLIST=$HERE/packages.txt
+# The repository is keyed by its package list: a changed list builds a new directory, so hosts of
+# another instance that have an older one bind-mounted keep working.
+REPO=$CACHE/repo-$( { echo "$ROOTFS_VERSION"; sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u; } \
+  | sha256sum | cut -c1-12)
 NFT_TABLE=testhostguard$TH_ID
 INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,sudo,iputils-ping,ca-certificates,kmod,procps
 HIER="systemd unified cpu cpuacct cpuset memory devices freezer blkio pids"
-# Bump when the rootfs recipe below changes: a cached tarball of another version is rebuilt.
-ROOTFS_VERSION=3
 
 log() { printf '[testhosts %s] %s\n' "$TH_ID" "$*" >&2; }
 mirror() { awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources; }
@@ -126,13 +129,11 @@ rootfs() {
 
 repo() { # debs resolved against the rootfs, fetched by the machine's apt, indexed for apt
   locked
-  local want stamp T M rc=0
+  local T M rc=0
   mapfile -t pkgs < <(sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
-  want=$( { echo "$ROOTFS_VERSION"; printf '%s\n' "${pkgs[@]}"; } | sha256sum | cut -c1-16)
-  stamp=$REPO/.stamp
-  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
-  log "building the hosts' apt repository (${#pkgs[@]} packages)"
-  rm -rf "$REPO"; mkdir -p "$REPO"
+  [ -f "$REPO/Release" ] && return 0
+  log "building the hosts' apt repository (${#pkgs[@]} packages) in $REPO"
+  rm -rf "$REPO.new"; mkdir -p "$REPO.new"
   T=$CACHE/repo-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged}; M=$T/merged
   mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
   rm -f "$M/etc/apt/sources.list.d/local.list"
@@ -140,11 +141,11 @@ repo() { # debs resolved against the rootfs, fetched by the machine's apt, index
   mount --bind /etc/resolv.conf "$M/etc/resolv.conf"
   chroot "$M" apt-get update -qq && chroot "$M" apt-get install -y -qq --no-install-recommends --download-only "${pkgs[@]}" >/dev/null || rc=$?
   umount "$M/etc/resolv.conf"
-  cp "$M"/var/cache/apt/archives/*.deb "$REPO/" 2>/dev/null || true
+  cp "$M"/var/cache/apt/archives/*.deb "$REPO.new/" 2>/dev/null || true
   umount "$M"; rm -rf "$T"
   [ $rc = 0 ] || { log "apt download failed ($rc)"; return $rc; }
-  (cd "$REPO" && apt-ftparchive packages . > Packages 2>/dev/null && apt-ftparchive release . > Release)
-  echo "$want" > "$stamp"
+  (cd "$REPO.new" && apt-ftparchive packages . > Packages 2>/dev/null && apt-ftparchive release . > Release)
+  mv "$REPO.new" "$REPO"
 }
 
 net_up() {
@@ -258,8 +259,8 @@ destroy() {
 }
 
 info() {
-  printf 'TH_ID=%s\nTH_BRIDGE=%s\nTH_NET=%s\nTH_GW=%s\nTH_KEY=%s\nTH_PASSFILE=%s\nTH_RUN=%s\n' \
-    "$TH_ID" "$BR" "$NET" "$GW" "$KEY" "$PASSFILE" "$RUN"
+  printf 'TH_ID=%s\nTH_BRIDGE=%s\nTH_NET=%s\nTH_GW=%s\nTH_KEY=%s\nTH_PASSFILE=%s\nTH_RUN=%s\nTH_REPO=%s\n' \
+    "$TH_ID" "$BR" "$NET" "$GW" "$KEY" "$PASSFILE" "$RUN" "$REPO"
 }
 
 cmd=${1:-}; shift || true
