@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""The offline site pack's manifest: what it lists, how a tree is checked against it.
+
+Pure functions over files and dicts; used by the site_pack (build), site_pack_verify (controller
+check before anything is installed) and pack_sync (host side) modules.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+CHUNK = 1 << 20
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def walk_files(root: str, exclude=(MANIFEST_NAME,)) -> list[str]:
+    """Every regular file under root as a sorted list of '/'-separated relative paths."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+            if rel not in exclude:
+                out.append(rel)
+    return sorted(out)
+
+
+def scan_tree(root: str, known: dict | None = None) -> dict[str, dict]:
+    """relpath -> {size, sha256} for every file under root. `known` (same shape plus mtime_ns)
+    lets unchanged files (same size and mtime) skip re-hashing."""
+    known = known or {}
+    files = {}
+    for rel in walk_files(root):
+        st = os.stat(os.path.join(root, rel))
+        k = known.get(rel)
+        if k and k.get("size") == st.st_size and k.get("mtime_ns") == st.st_mtime_ns:
+            digest = k["sha256"]
+        else:
+            digest = sha256_file(os.path.join(root, rel))
+        files[rel] = {"size": st.st_size, "sha256": digest, "mtime_ns": st.st_mtime_ns}
+    return files
+
+
+def build_manifest(name: str, version: str, files: dict[str, dict], contents: dict) -> dict:
+    """The manifest document: format, pack name/version, what is inside, every file."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": name,
+        "version": version,
+        "contents": contents,
+        "files": [{"path": p, "size": files[p]["size"], "sha256": files[p]["sha256"]}
+                  for p in sorted(files)],
+    }
+
+
+def dump_manifest(manifest: dict) -> str:
+    return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+
+
+def check_manifest(manifest) -> list[str]:
+    """Structural problems of a manifest document (empty when it is usable)."""
+    if not isinstance(manifest, dict):
+        return ["manifest is not a JSON object"]
+    errors = []
+    if manifest.get("format_version") != FORMAT_VERSION:
+        errors.append(f"format_version {manifest.get('format_version')!r} is not {FORMAT_VERSION}")
+    for key in ("name", "version"):
+        if not isinstance(manifest.get(key), str) or not manifest.get(key):
+            errors.append(f"{key} is missing")
+    files = manifest.get("files")
+    if not isinstance(files, list):
+        return errors + ["files is not a list"]
+    for i, f in enumerate(files):
+        if not isinstance(f, dict) or not isinstance(f.get("path"), str) \
+                or not isinstance(f.get("size"), int) or not isinstance(f.get("sha256"), str):
+            errors.append(f"files[{i}] needs path, size and sha256")
+            continue
+        p = f["path"]
+        if p.startswith("/") or ".." in p.split("/") or p == MANIFEST_NAME:
+            errors.append(f"files[{i}]: path {p!r} is not a relative path inside the pack")
+    return errors
+
+
+def file_index(manifest: dict) -> dict[str, dict]:
+    return {f["path"]: f for f in manifest["files"]}
+
+
+def compare(expected: dict[str, dict], actual: dict[str, dict]) -> list[dict]:
+    """Differences between the manifest's files and what a tree holds, one entry per bad file:
+    {path, problem: missing|truncated|size|altered, ...}. Extra files are not problems."""
+    problems = []
+    for path in sorted(expected):
+        want = expected[path]
+        have = actual.get(path)
+        if have is None:
+            problems.append({"path": path, "problem": "missing"})
+        elif have["size"] != want["size"]:
+            problems.append({"path": path, "problem": "truncated" if have["size"] < want["size"] else "size",
+                             "expected_size": want["size"], "size": have["size"]})
+        elif have["sha256"] != want["sha256"]:
+            problems.append({"path": path, "problem": "altered", "expected_sha256": want["sha256"],
+                             "sha256": have["sha256"]})
+    return problems
+
+
+def verify_tree(root: str, manifest: dict) -> list[dict]:
+    """Check every file the manifest lists under root: size first (cheap), then sha256."""
+    expected = file_index(manifest)
+    actual = {}
+    for path, want in expected.items():
+        full = os.path.join(root, path)
+        try:
+            st = os.stat(full)
+        except FileNotFoundError:
+            continue
+        if st.st_size != want["size"]:
+            actual[path] = {"size": st.st_size, "sha256": ""}
+        else:
+            actual[path] = {"size": st.st_size, "sha256": sha256_file(full)}
+    return compare(expected, actual)
+
+
+def problem_lines(problems: list[dict]) -> list[str]:
+    lines = []
+    for p in problems:
+        if p["problem"] == "missing":
+            lines.append(f"{p['path']}: missing")
+        elif p["problem"] in ("truncated", "size"):
+            lines.append(f"{p['path']}: {p['problem']} ({p['size']} bytes, manifest says {p['expected_size']})")
+        else:
+            lines.append(f"{p['path']}: altered (sha256 {p['sha256']}, manifest says {p['expected_sha256']})")
+    return lines
+
+
+def select(manifest: dict, prefix: str, include: list[str] | None = None,
+           exclude: list[str] | None = None) -> dict[str, dict]:
+    """Files under prefix (a directory of the pack, '' = all) whose path below prefix starts with
+    one of include (all when empty) and none of exclude; keys are paths below prefix."""
+    prefix = prefix.strip("/")
+    pre = prefix + "/" if prefix else ""
+    out = {}
+    for f in manifest["files"]:
+        if not f["path"].startswith(pre):
+            continue
+        rel = f["path"][len(pre):]
+        if include and not any(rel.startswith(i) for i in include):
+            continue
+        if exclude and any(rel.startswith(e) for e in exclude):
+            continue
+        out[rel] = {"size": f["size"], "sha256": f["sha256"]}
+    return out

@@ -1,0 +1,367 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Build an offline site pack from a spec (site_pack_spec) into a staging directory and archive.
+
+Re-building with nothing changed writes nothing: downloads are cached by sha256, a file is
+(re)placed only when its content differs, registry blobs already stored are kept, the apt index
+and the archive are remade only when what they cover changed. External tools (apt-get,
+apt-ftparchive, dpkg-deb, createrepo_c, pip, tar, zstd) are called through `run`, a callable
+(argv, cwd) -> (rc, stdout, stderr), so the module passes AnsibleModule.run_command.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.request
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
+from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
+from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec as sps
+
+STATE = ".build-state.json"
+
+
+class BuildError(Exception):
+    pass
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+    except OSError:
+        return False
+    return pm.sha256_file(a) == pm.sha256_file(b)
+
+
+class Builder:
+    def __init__(self, spec: dict, output_dir: str, cache_dir: str, run, which,
+                 compression: str = "auto", archive: bool = True):
+        self.spec = spec
+        self.name = str(spec["name"])
+        self.version = str(spec["version"])
+        self.out = os.path.abspath(output_dir)
+        self.stage = os.path.join(self.out, f"{self.name}-{self.version}")
+        self.cache = os.path.abspath(cache_dir)
+        self.run = run
+        self.which = which
+        self.compression = compression
+        self.make_archive = archive
+        self.keep: set[str] = set()      # pack-relative paths this build produced
+        self.changed: list[str] = []     # what changed, for the result
+        self.contents: dict = {"os_packages": {"deb": [], "rpm": []}, "binaries": [], "images": [],
+                               "charts": [], "controller": {"collections": [], "wheels": []}}
+
+    # --- sources ---------------------------------------------------------------------------
+    def fetch(self, what: str, item: dict) -> str:
+        """A local file for a url/path item, its sha256 checked; downloads cached by sha256."""
+        sha = item.get("sha256")
+        if item.get("path"):
+            path = os.path.abspath(os.path.expanduser(str(item["path"])))
+            if not os.path.isfile(path):
+                raise BuildError(f"{what}: {path} does not exist")
+            if sha and pm.sha256_file(path) != sha:
+                raise BuildError(f"{what}: {path} does not match its sha256 "
+                                 f"(is {pm.sha256_file(path)}, spec says {sha})")
+            return path
+        url = str(item["url"])
+        dest = os.path.join(self.cache, "downloads", sha, sps.basename(item))
+        if os.path.isfile(dest) and pm.sha256_file(dest) == sha:
+            return dest
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        tmp = dest + ".part"
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r, open(tmp, "wb") as f:  # noqa: S310
+                shutil.copyfileobj(r, f, 1 << 20)
+        except Exception as e:  # any failure of the download names the item
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise BuildError(f"{what}: download of {url} failed: {e}") from e
+        got = pm.sha256_file(tmp)
+        if got != sha:
+            os.unlink(tmp)
+            raise BuildError(f"{what}: {url} does not match its sha256 (is {got}, spec says {sha})")
+        os.replace(tmp, dest)
+        return dest
+
+    # --- staging ---------------------------------------------------------------------------
+    def place(self, src: str, rel: str, mode: int = 0o644) -> None:
+        dest = os.path.join(self.stage, rel)
+        self.keep.add(rel)
+        if _same_file(src, dest):
+            return
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        tmp = dest + ".tmp"
+        shutil.copyfile(src, tmp)
+        os.chmod(tmp, mode)
+        os.replace(tmp, dest)
+        self.changed.append(rel)
+
+    def write(self, rel: str, data: bytes) -> bool:
+        dest = os.path.join(self.stage, rel)
+        self.keep.add(rel)
+        try:
+            with open(dest, "rb") as f:
+                if f.read() == data:
+                    return False
+        except FileNotFoundError:
+            pass
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(dest + ".tmp", dest)
+        self.changed.append(rel)
+        return True
+
+    def _cmd(self, what: str, argv: list[str], cwd: str | None = None) -> str:
+        rc, out, err = self.run(argv, cwd)
+        if rc != 0:
+            raise BuildError(f"{what}: {' '.join(argv)} failed ({rc}): {(err or out).strip()[-800:]}")
+        return out
+
+    # --- sections --------------------------------------------------------------------------
+    def os_packages(self) -> None:
+        osp = self.spec.get("os_packages") or {}
+        for i, item in enumerate(osp.get("deb") or []):
+            what = sps.label("os_packages.deb", item, i)
+            for path in self._deb_sources(what, item):
+                # apt reads a file: URL's %3a (an epoch's colon) as ':' and then misses the file
+                self.place(path, "repo/deb/" + os.path.basename(path).replace("%3a", "-"))
+        debs = sorted(p for p in self.keep if p.startswith("repo/deb/") and p.endswith(".deb"))
+        if debs:
+            for rel in debs:
+                fields = self._cmd("deb", ["dpkg-deb", "-f", os.path.join(self.stage, rel), "Package", "Version"])
+                kv = dict(line.split(": ", 1) for line in fields.splitlines() if ": " in line)
+                self.contents["os_packages"]["deb"].append(
+                    {"name": kv.get("Package"), "version": kv.get("Version"), "file": rel})
+            self._index_deb()
+        for i, item in enumerate(osp.get("rpm") or []):
+            what = sps.label("os_packages.rpm", item, i)
+            path = self.fetch(what, item)
+            self.place(path, "repo/rpm/" + sps.basename(item))
+            self.contents["os_packages"]["rpm"].append({"file": "repo/rpm/" + sps.basename(item)})
+        if osp.get("rpm"):
+            self._index_rpm()
+
+    def _deb_sources(self, what: str, item: dict) -> list[str]:
+        if "apt" in item:
+            names = sorted(str(n) for n in item["apt"])
+            d = os.path.join(self.cache, "apt", hashlib.sha256(" ".join(names).encode()).hexdigest()[:16])
+            if not glob.glob(os.path.join(d, "*.deb")):
+                tmp = d + ".part"
+                shutil.rmtree(tmp, ignore_errors=True)
+                os.makedirs(tmp)
+                self._cmd(what, ["apt-get", "download", "-q", *names], cwd=tmp)
+                shutil.rmtree(d, ignore_errors=True)
+                os.replace(tmp, d)
+            return sorted(glob.glob(os.path.join(d, "*.deb")))
+        if "dir" in item:
+            found = sorted(glob.glob(os.path.join(os.path.expanduser(str(item["dir"])), "*.deb")))
+            if not found:
+                raise BuildError(f"{what}: no .deb in {item['dir']}")
+            return found
+        return [self.fetch(what, item)]
+
+    def _index_deb(self) -> None:
+        repo = os.path.join(self.stage, "repo", "deb")
+        for rel in ("repo/deb/Packages", "repo/deb/Release"):
+            self.keep.add(rel)
+        if not self.which("apt-ftparchive"):
+            raise BuildError("os_packages.deb: apt-ftparchive (Debian package apt-utils) is needed to index the repository")
+        packages = self._cmd("os_packages.deb", ["apt-ftparchive", "packages", "."], cwd=repo)
+        if self.write("repo/deb/Packages", packages.encode()) or not os.path.exists(os.path.join(repo, "Release")):
+            release = self._cmd("os_packages.deb", ["apt-ftparchive", "release", "."], cwd=repo)
+            self.write("repo/deb/Release", release.encode())
+
+    def _index_rpm(self) -> None:
+        tool = self.which("createrepo_c") or self.which("createrepo")
+        if not tool:
+            raise BuildError("os_packages.rpm: createrepo_c (or createrepo) is needed to index the RPM repository")
+        repo = os.path.join(self.stage, "repo", "rpm")
+        stamp = os.path.join(repo, "repodata", "repomd.xml")
+        if any(r.startswith("repo/rpm/") for r in self.changed) or not os.path.exists(stamp):
+            self._cmd("os_packages.rpm", [tool, "--no-database", "."], cwd=repo)
+            self.changed.append("repo/rpm/repodata")
+        for path in pm.walk_files(os.path.join(repo, "repodata")):
+            self.keep.add("repo/rpm/repodata/" + path)
+
+    def binaries(self) -> None:
+        for i, item in enumerate(self.spec.get("binaries") or []):
+            what = sps.label("binaries", item, i)
+            path = self.fetch(what, item)
+            entry = {"name": item["name"], "version": str(item.get("version", "")),
+                     "install": item["install"], "groups": list(item.get("groups") or []),
+                     "sha256": item["sha256"]}
+            if item.get("unpack"):
+                entry["dir"] = f"bin/{item['name']}/"
+                with tempfile.TemporaryDirectory() as tmp:
+                    try:
+                        with tarfile.open(path) as t:
+                            t.extractall(tmp, filter="data")
+                    except (tarfile.TarError, OSError) as e:
+                        raise BuildError(f"{what}: cannot unpack {path}: {e}") from e
+                    for rel in pm.walk_files(tmp, exclude=()):
+                        mode = 0o755 if os.stat(os.path.join(tmp, rel)).st_mode & 0o111 else 0o644
+                        self.place(os.path.join(tmp, rel), entry["dir"] + rel, mode)
+            else:
+                entry["file"] = f"bin/{item['name']}"
+                self.place(path, entry["file"], 0o755)
+            self.contents["binaries"].append(entry)
+
+    def images(self) -> None:
+        root = os.path.join(self.stage, "registry")
+        image_bytes = 0
+        for i, item in enumerate(self.spec.get("images") or []):
+            what = sps.label("images", item, i)
+            path = os.path.abspath(os.path.expanduser(str(item["path"])))
+            if not os.path.exists(path):
+                raise BuildError(f"{what}: {path} does not exist")
+            if os.path.isfile(path):
+                path = self.fetch(what, {"path": path, "sha256": item.get("sha256")})
+            try:
+                res = rs.import_image(root, path, item["name"], str(item["tag"]))
+            except rs.ImageError as e:
+                raise BuildError(f"{what}: {e}") from e
+            if res["changed"]:
+                self.changed.append(f"registry {item['name']}:{item['tag']}")
+            image_bytes += res["image_bytes"]
+            self.contents["images"].append({"name": item["name"], "tag": str(item["tag"]),
+                                            "digest": res["digest"], "bytes": res["image_bytes"]})
+        if self.contents["images"]:
+            # keep exactly what the listed images reference: a blob or link of an image dropped
+            # from the spec is pruned with everything else not produced by this build
+            for rel in self._registry_paths(root):
+                self.keep.add("registry/" + rel)
+            stored = rs.stored_blob_bytes(root)
+            self.contents["registry"] = {
+                "image_bytes": image_bytes, "stored_blob_bytes": stored,
+                "dedup_ratio": round(image_bytes / stored, 3) if stored else None}
+
+    def _registry_paths(self, root: str) -> list[str]:
+        paths = set()
+        for img in self.contents["images"]:
+            repo, tag, digest = img["name"], img["tag"], img["digest"]
+            for kind in ("tag_current", "tag_index"):
+                paths.add(rs.link_path(root, repo, kind, digest, tag))
+            stack = [digest]
+            while stack:
+                d = stack.pop()
+                paths.add(rs.blob_path(root, d))
+                paths.add(rs.link_path(root, repo, "revision", d))
+                with open(rs.blob_path(root, d), "rb") as f:
+                    doc = json.load(f)
+                stack += [m["digest"] for m in doc.get("manifests", [])]
+                for blob in ([doc["config"]] if "config" in doc else []) + doc.get("layers", []):
+                    paths.add(rs.blob_path(root, blob["digest"]))
+                    paths.add(rs.link_path(root, repo, "layer", blob["digest"]))
+        return sorted(os.path.relpath(p, root).replace(os.sep, "/") for p in paths)
+
+    def plain_files(self, section: str, items: list, subdir: str, key: list[str]) -> None:
+        for i, item in enumerate(items or []):
+            path = self.fetch(sps.label(section, item, i), item)
+            rel = f"{subdir}/{sps.basename(item)}"
+            self.place(path, rel)
+            target = self.contents
+            for k in key:
+                target = target[k]
+            target.append({"file": rel, "sha256": item["sha256"]})
+
+    def controller(self) -> None:
+        ctl = self.spec.get("controller") or {}
+        self.plain_files("controller.collections", ctl.get("collections"), "collections", ["controller", "collections"])
+        self.plain_files("controller.wheels", ctl.get("wheels"), "wheels", ["controller", "wheels"])
+        req = ctl.get("requirements")
+        if req:
+            req = os.path.abspath(os.path.expanduser(str(req)))
+            if not os.path.isfile(req):
+                raise BuildError(f"controller.requirements: {req} does not exist")
+            d = os.path.join(self.cache, "pip", pm.sha256_file(req)[:16])
+            if not os.path.isdir(d):
+                tmp = d + ".part"
+                shutil.rmtree(tmp, ignore_errors=True)
+                self._cmd("controller.requirements", ["python3", "-m", "pip", "download", "-q", "-d", tmp, "-r", req])
+                os.replace(tmp, d)
+            for f in sorted(os.listdir(d)):
+                self.place(os.path.join(d, f), "wheels/" + f)
+                self.contents["controller"]["wheels"].append({"file": "wheels/" + f})
+            self.place(req, "wheels/requirements.txt")
+
+    # --- whole build -----------------------------------------------------------------------
+    def prune(self) -> None:
+        for rel in pm.walk_files(self.stage, exclude=(pm.MANIFEST_NAME,)):
+            if rel not in self.keep:
+                os.unlink(os.path.join(self.stage, rel))
+                self.changed.append(f"removed {rel}")
+        for dirpath, _, _ in sorted(os.walk(self.stage), reverse=True):
+            if dirpath != self.stage and not os.listdir(dirpath):
+                os.rmdir(dirpath)
+
+    def manifest(self) -> dict:
+        state_file = os.path.join(self.out, f".{self.name}-{self.version}{STATE}")
+        try:
+            with open(state_file) as f:
+                known = json.load(f)
+        except (OSError, ValueError):
+            known = {}
+        files = pm.scan_tree(self.stage, known)
+        with open(state_file + ".tmp", "w") as f:
+            json.dump(files, f)
+        os.replace(state_file + ".tmp", state_file)
+        m = pm.build_manifest(self.name, self.version, files, self.contents)
+        if self.write(pm.MANIFEST_NAME, pm.dump_manifest(m).encode()):
+            self.changed.append(pm.MANIFEST_NAME)
+        return m
+
+    def archive(self) -> str | None:
+        if not self.make_archive:
+            return None
+        comp = self.compression
+        if comp == "auto":
+            comp = "zstd" if self.which("zstd") else "gzip"
+        ext = {"zstd": ".tar.zst", "gzip": ".tar.gz", "none": ".tar"}[comp]
+        path = os.path.join(self.out, f"{self.name}-{self.version}{ext}")
+        stamp = path + ".manifest-sha256"
+        msha = pm.sha256_file(os.path.join(self.stage, pm.MANIFEST_NAME))
+        try:
+            with open(stamp) as f:
+                if f.read().strip() == msha and os.path.exists(path):
+                    return path
+        except OSError:
+            pass
+        tmp = path + ".part"
+        base = os.path.basename(self.stage)
+        tar = ["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "-C", self.out]
+        if comp == "zstd":
+            self._cmd("archive", tar + ["-I", "zstd -T0 -10", "-cf", tmp, base])
+        elif comp == "gzip":
+            self._cmd("archive", tar + ["-czf", tmp, base])
+        else:
+            self._cmd("archive", tar + ["-cf", tmp, base])
+        os.replace(tmp, path)
+        with open(stamp, "w") as f:
+            f.write(msha + "\n")
+        self.changed.append(os.path.basename(path))
+        return path
+
+    def build(self) -> dict:
+        os.makedirs(self.stage, exist_ok=True)
+        self.os_packages()
+        self.binaries()
+        self.images()
+        self.charts_section()
+        self.controller()
+        self.prune()
+        m = self.manifest()
+        path = self.archive()
+        return {"changed": bool(self.changed), "changes": self.changed, "pack_dir": self.stage,
+                "archive": path, "contents": m["contents"], "files": len(m["files"]),
+                "bytes": sum(f["size"] for f in m["files"])}
+
+    def charts_section(self) -> None:
+        self.plain_files("charts", self.spec.get("charts"), "charts", ["charts"])

@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""The site pack spec: what a pack holds, checked before anything is fetched (pure functions).
+
+A spec (YAML) looks like::
+
+    name: tke-site
+    version: "2026.11.1"
+    os_packages:
+      deb:
+        - apt: [socat, conntrack]          # fetched with apt-get download on the build machine
+        - dir: /srv/debs                   # every *.deb in a local directory
+        - url: https://host/x.deb          # or path: /local/x.deb
+          sha256: <hex>
+      rpm:
+        - url: ... / path: ...
+          sha256: <hex>
+    binaries:
+      - name: containerd
+        url: https://host/containerd       # or path:
+        sha256: <hex>
+        version: "1.6.20"
+        install: /usr/local/bin/containerd  # where the offline phase installs it
+        groups: []                          # only on hosts of these groups (empty: every host)
+      - name: cni-plugins
+        path: /local/cni-plugins.tgz
+        sha256: <hex>
+        unpack: true                        # a tar: its files go to bin/cni-plugins/, installed under install
+        install: /opt/cni/bin
+    images:
+      - name: library/busybox              # repository in the registry
+        tag: "1.35"
+        path: /local/busybox-oci            # OCI image layout: a directory or a tar of one
+        sha256: <hex>                       # required for a tar, not for a directory (blobs are digests)
+    charts:
+      - path: /local/chart.tgz
+        sha256: <hex>
+    controller:
+      collections: [{path: offline_pot-tke-0.1.0.tar.gz, sha256: <hex>}]
+      wheels: [{url: ..., sha256: <hex>}]
+      requirements: /local/requirements.txt   # pip download on the build machine
+"""
+from __future__ import annotations
+
+import re
+
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+REPO_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller"}
+
+
+def _source_errors(where: str, item, need_sha: bool = True) -> list[str]:
+    if not isinstance(item, dict):
+        return [f"{where}: must be a mapping"]
+    errors = []
+    has = [k for k in ("url", "path") if item.get(k)]
+    if len(has) != 1:
+        errors.append(f"{where}: give exactly one of url or path")
+    sha = item.get("sha256")
+    if sha is not None and not (isinstance(sha, str) and SHA_RE.match(sha)):
+        errors.append(f"{where}: sha256 must be 64 lowercase hex digits")
+    elif sha is None and need_sha:
+        errors.append(f"{where}: sha256 is required")
+    return errors
+
+
+def label(section: str, item: dict, index: int) -> str:
+    """How an item is named in messages: section and its name, file or URL."""
+    if isinstance(item, dict):
+        for key in ("name", "path", "url", "dir"):
+            if item.get(key):
+                name = item[key] if key == "name" else str(item[key]).rstrip("/").rsplit("/", 1)[-1]
+                if key == "name" and item.get("tag"):
+                    name = f"{name}:{item['tag']}"
+                return f"{section} {name}"
+    return f"{section}[{index}]"
+
+
+def validate(spec) -> list[str]:
+    """Every problem of a spec, each naming the item; empty when the spec is usable."""
+    if not isinstance(spec, dict):
+        return ["the spec must be a mapping"]
+    errors = [f"unknown key {k!r}" for k in sorted(set(spec) - TOP_KEYS)]
+    for key in ("name", "version"):
+        v = spec.get(key)
+        if not isinstance(v, (str, int, float)) or not NAME_RE.match(str(v)):
+            errors.append(f"{key} is required (letters, digits, . _ -)")
+    osp = spec.get("os_packages") or {}
+    if not isinstance(osp, dict) or set(osp) - {"deb", "rpm"}:
+        errors.append("os_packages takes deb and rpm lists")
+        osp = {}
+    for fam in ("deb", "rpm"):
+        for i, item in enumerate(osp.get(fam) or []):
+            where = label(f"os_packages.{fam}", item, i)
+            if isinstance(item, dict) and "apt" in item:
+                if fam != "deb" or not isinstance(item["apt"], list) or not item["apt"]:
+                    errors.append(f"{where}: apt takes a non-empty list of Debian package names")
+            elif isinstance(item, dict) and "dir" in item:
+                if not isinstance(item["dir"], str):
+                    errors.append(f"{where}: dir must be a path")
+            else:
+                errors += _source_errors(where, item)
+    names = set()
+    for i, item in enumerate(spec.get("binaries") or []):
+        where = label("binaries", item, i)
+        errors += _source_errors(where, item)
+        if not isinstance(item, dict):
+            continue
+        if not isinstance(item.get("name"), str) or not NAME_RE.match(item.get("name") or ""):
+            errors.append(f"{where}: name is required (letters, digits, . _ -)")
+        elif item["name"] in names:
+            errors.append(f"{where}: name is used twice")
+        names.add(item.get("name"))
+        inst = item.get("install")
+        if not isinstance(inst, str) or not inst.startswith("/"):
+            errors.append(f"{where}: install must be an absolute path on the hosts")
+        if not isinstance(item.get("groups", []), list):
+            errors.append(f"{where}: groups must be a list")
+    refs = set()
+    for i, item in enumerate(spec.get("images") or []):
+        where = label("images", item, i)
+        if not isinstance(item, dict):
+            errors.append(f"{where}: must be a mapping")
+            continue
+        if not REPO_RE.match(str(item.get("name", ""))):
+            errors.append(f"{where}: name must be a registry repository name like library/busybox")
+        if not TAG_RE.match(str(item.get("tag", ""))):
+            errors.append(f"{where}: tag is required")
+        ref = (item.get("name"), str(item.get("tag")))
+        if ref in refs:
+            errors.append(f"{where}: listed twice")
+        refs.add(ref)
+        if not item.get("path"):
+            errors.append(f"{where}: path (an OCI layout directory or tar) is required")
+        sha = item.get("sha256")
+        if sha is not None and not (isinstance(sha, str) and SHA_RE.match(sha)):
+            errors.append(f"{where}: sha256 must be 64 lowercase hex digits")
+    for i, item in enumerate(spec.get("charts") or []):
+        errors += _source_errors(label("charts", item, i), item)
+    ctl = spec.get("controller") or {}
+    if not isinstance(ctl, dict) or set(ctl) - {"collections", "wheels", "requirements"}:
+        errors.append("controller takes collections, wheels and requirements")
+        ctl = {}
+    for sec in ("collections", "wheels"):
+        for i, item in enumerate(ctl.get(sec) or []):
+            errors += _source_errors(label(f"controller.{sec}", item, i), item)
+    return errors
+
+
+def basename(item: dict) -> str:
+    src = item.get("path") or item.get("url")
+    return str(src).split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]

@@ -1,0 +1,200 @@
+"""Inputs of a small but real site pack, made on this machine (used by tests and bench/).
+
+- binaries taken out of Debian's .debs (dpkg-deb -x): containerd, containerd-shim-runc-v2, ctr,
+  runc, the CNCF distribution registry (docker-registry), etcd, CNI plugins (as a .tgz);
+- OS packages fetched with apt (apt-get download, by the pack build itself);
+- tiny OCI images written in pure Python from Debian's static busybox: busybox, hello and pause
+  share the busybox layer (de-duplicated in the pack's registry storage);
+- a tiny Helm chart and this checkout's collection tarball.
+Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256), the
+fixture cannot have them.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+TOP = HERE.parent.parent
+DEBS = {"containerd": ["usr/bin/containerd", "usr/bin/containerd-shim-runc-v2", "usr/bin/ctr"],
+        "runc": ["usr/sbin/runc"], "docker-registry": ["usr/bin/docker-registry"],
+        "etcd-server": ["usr/bin/etcd"], "containernetworking-plugins": [], "busybox-static": ["bin/busybox"]}
+CNI = ["bridge", "host-local", "loopback", "portmap"]
+INSTALL = {"containerd": "/usr/local/bin/containerd", "containerd-shim-runc-v2": "/usr/local/bin/containerd-shim-runc-v2",
+           "ctr": "/usr/local/bin/ctr", "runc": "/usr/local/sbin/runc", "registry": "/usr/local/bin/registry",
+           "etcd": "/usr/local/bin/etcd"}
+GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
+
+
+def sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for c in iter(lambda: f.read(1 << 20), b""):
+            h.update(c)
+    return h.hexdigest()
+
+
+def _deb(name: str, repo: Path | None, dl: Path) -> Path:
+    for d in ([repo] if repo else []) + [dl]:
+        found = sorted(Path(d).glob(f"{name}_*.deb"))
+        if found:
+            return found[-1]
+    dl.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", "-q", name], cwd=dl, check=True, capture_output=True)
+    return sorted(dl.glob(f"{name}_*.deb"))[-1]
+
+
+# --- OCI images --------------------------------------------------------------------------
+def _tar_layer(files: dict[str, bytes | str], modes: dict[str, int] | None = None) -> bytes:
+    """A reproducible layer tar: files maps path -> bytes, or '->target' for a symlink."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        dirs = sorted({str(Path(p).parent) for p in files} - {"."})
+        for d in dirs:
+            ti = tarfile.TarInfo(d)
+            ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, 0
+            t.addfile(ti)
+        for path in sorted(files):
+            data = files[path]
+            ti = tarfile.TarInfo(path)
+            ti.mtime = 0
+            if isinstance(data, str) and data.startswith("->"):
+                ti.type, ti.linkname, ti.mode = tarfile.SYMTYPE, data[2:], 0o777
+                t.addfile(ti)
+            else:
+                ti.size, ti.mode = len(data), (modes or {}).get(path, 0o644)
+                t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class Layout:
+    def __init__(self, path: Path):
+        self.path = path
+        (path / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
+        (path / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+        self.manifests = []
+
+    def blob(self, data: bytes) -> dict:
+        d = hashlib.sha256(data).hexdigest()
+        (self.path / "blobs" / "sha256" / d).write_bytes(data)
+        return {"digest": "sha256:" + d, "size": len(data)}
+
+    def image(self, tag: str, layers: list[bytes], cmd: list[str]) -> str:
+        descs, diff_ids = [], []
+        for raw in layers:
+            diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
+            gz = gzip.compress(raw, mtime=0)
+            descs.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **self.blob(gz)})
+        config = {"architecture": "amd64", "os": "linux",
+                  "config": {"Cmd": cmd, "Env": ["PATH=/bin"], "WorkingDir": "/"},
+                  "rootfs": {"type": "layers", "diff_ids": diff_ids}}
+        cdesc = {"mediaType": "application/vnd.oci.image.config.v1+json",
+                 **self.blob(json.dumps(config, sort_keys=True).encode())}
+        manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                    "config": cdesc, "layers": descs}
+        mdesc = {"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                 **self.blob(json.dumps(manifest, sort_keys=True).encode()),
+                 "annotations": {"org.opencontainers.image.ref.name": tag}}
+        self.manifests.append(mdesc)
+        (self.path / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": self.manifests}))
+        return mdesc["digest"]
+
+
+def busybox_layer(busybox: bytes) -> bytes:
+    links = {f"bin/{a}": "->busybox" for a in ("sh", "cat", "echo", "sleep", "ls", "wget")}
+    return _tar_layer({"bin/busybox": busybox, **links}, {"bin/busybox": 0o755})
+
+
+def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
+    """Three images sharing the busybox layer (each in its own OCI layout). extra_mb adds a
+    shared layer of that many MiB of incompressible data (bench: realistic sizes)."""
+    base = [busybox_layer(busybox)]
+    if extra_mb:
+        rnd = hashlib.sha256(b"seed").digest()
+        chunks, h = [], rnd
+        for _ in range(extra_mb * 1024 * 1024 // 32):
+            h = hashlib.sha256(h).digest()
+            chunks.append(h)
+        base.append(_tar_layer({"opt/data.bin": b"".join(chunks)}))
+    hello = _tar_layer({"hello.txt": b"hello from the offline site pack\n"})
+    images = [("library/busybox", "1.35", base, ["/bin/sh"]),
+              ("library/hello", "1.0", base + [hello], ["/bin/cat", "/hello.txt"]),
+              ("library/pause", "3.9", base, ["/bin/sleep", "2147483647"])]
+    out = []
+    for name, tag, layers, cmd in images:
+        lay = Layout(dest / f"{name.replace('/', '_')}-{tag}")
+        lay.image(tag, layers, cmd)
+        out.append({"name": name, "tag": tag, "path": str(lay.path)})
+    return out
+
+
+# --- the whole fixture -------------------------------------------------------------------
+def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Path:
+    """Make every input and the spec under work/; returns the spec path. Cached: a complete
+    work/ (spec.yml present) is reused."""
+    spec_path = work / "spec.yml"
+    if spec_path.exists():
+        return spec_path
+    tmp = work.with_name(work.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "bin").mkdir(parents=True)
+    dl = TOP / ".cache" / "fixture-debs"
+    files: dict[str, Path] = {}
+    for pkg, members in DEBS.items():
+        x = tmp / "x" / pkg
+        x.mkdir(parents=True)
+        subprocess.run(["dpkg-deb", "-x", str(_deb(pkg, repo, dl)), str(x)], check=True)
+        for m in members:
+            files[Path(m).name] = x / m
+    cni = tmp / "bin" / "cni-plugins.tgz"
+    with tarfile.open(cni, "w:gz") as t:
+        for p in CNI:
+            t.add(tmp / "x" / "containernetworking-plugins" / "usr/lib/cni" / p, arcname=p)
+    binaries = []
+    for name, src in files.items():
+        if name == "busybox":
+            continue
+        pname = "registry" if name == "docker-registry" else name
+        dest = tmp / "bin" / pname
+        shutil.copy2(src, dest)
+        b = {"name": pname, "path": str(work / "bin" / pname), "sha256": sha256(dest), "install": INSTALL[pname]}
+        if pname in GROUPS:
+            b["groups"] = GROUPS[pname]
+        binaries.append(b)
+    binaries.append({"name": "cni-plugins", "path": str(work / "bin" / "cni-plugins.tgz"), "sha256": sha256(cni),
+                     "unpack": True, "install": "/opt/cni/bin"})
+    images = make_images(tmp / "images", files["busybox"].read_bytes(), extra_mb)
+    for img in images:
+        img["path"] = img["path"].replace(str(tmp), str(work))
+    chart = tmp / "hello-0.1.0.tgz"
+    with tarfile.open(chart, "w:gz") as t:
+        for name, text in {"hello/Chart.yaml": "apiVersion: v2\nname: hello\nversion: 0.1.0\n",
+                           "hello/values.yaml": "image: registry.tke.com/library/hello:1.0\n"}.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(text)
+            t.addfile(ti, io.BytesIO(text.encode()))
+    coll = tmp / "collections"
+    coll.mkdir()
+    subprocess.run([str(Path(sys.executable).parent / "ansible-galaxy"), "collection", "build", "--force",
+                    "--output-path", str(coll), str(TOP)], check=True, capture_output=True, cwd=TOP)
+    ctar = sorted(coll.glob("*.tar.gz"))[0]
+    shutil.rmtree(tmp / "x")
+    spec = {"name": "fixture", "version": "1.0.0",
+            "os_packages": {"deb": [{"apt": ["socat", "conntrack"]}]},
+            "binaries": binaries, "images": images,
+            "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
+            "controller": {"collections": [{"path": str(work / "collections" / ctar.name), "sha256": sha256(ctar)}]}}
+    (tmp / "spec.yml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    shutil.rmtree(work, ignore_errors=True)
+    os.replace(tmp, work)
+    return spec_path
