@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Controller side of pack_sync: select files from the manifest, send only what the host lacks."""
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+import tempfile
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
+
+ARGS = dict(
+    src=dict(type="path", required=True),
+    dest=dict(type="path", required=True),
+    prefix=dict(type="str", default=""),
+    include=dict(type="list", elements="str", default=[]),
+    exclude=dict(type="list", elements="str", default=[]),
+    prune=dict(type="bool", default=True),
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = True
+    _requires_connection = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        validated = ArgumentSpecValidator(ARGS).validate(self._task.args)
+        if validated.error_messages:
+            raise AnsibleActionFail("; ".join(validated.error_messages))
+        a = validated.validated_parameters
+        try:
+            with open(os.path.join(a["src"], pm.MANIFEST_NAME)) as f:
+                manifest = json.load(f)
+        except (OSError, ValueError) as e:
+            raise AnsibleActionFail(f"cannot read the pack manifest in {a['src']}: {e}") from e
+        prefix = a["prefix"].strip("/")
+        files = pm.select(manifest, prefix, a["include"], a["exclude"])
+        mod_args = {"dest": a["dest"], "files": files, "prune": a["prune"]}
+        first = self._execute_module("offline_pot.tke.pack_sync", module_args=mod_args,
+                                     task_vars=task_vars)
+        if first.get("failed") or not first.get("need") or self._task.check_mode:
+            first.update(transferred=first.get("need", []), bytes=0, files=len(files))
+            result.update(first)
+            return result
+
+        need = first["need"]
+        base = os.path.join(a["src"], prefix) if prefix else a["src"]
+        remote_tmp = self._connection._shell.tmpdir or self._make_tmp_path()
+        with tempfile.TemporaryDirectory(prefix="tke-pack-sync-") as ltmp:
+            local = os.path.join(ltmp, "files.tar")
+            with tarfile.open(local, "w") as t:
+                for rel in need:
+                    t.add(os.path.join(base, rel), arcname=rel, recursive=False)
+            size = os.path.getsize(local)
+            remote = self._connection._shell.join_path(remote_tmp, "files.tar")
+            self._transfer_file(local, remote)
+        self._fixup_perms2((remote_tmp, remote))
+        second = self._execute_module("offline_pot.tke.pack_sync",
+                                      module_args=dict(mod_args, archive=remote), task_vars=task_vars)
+        self._remove_tmp_path(remote_tmp)
+        second.update(transferred=need, bytes=size, files=len(files))
+        result.update(second)
+        return result

@@ -1,0 +1,166 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Make a host directory hold exactly the listed files of the site pack (host side of pack_sync)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pack_sync
+short_description: Bring part of the offline site pack onto a host, transferring only what differs
+version_added: 0.1.0
+description:
+  - Run as an action on the controller, it reads the pack's C(manifest.json) from O(src), selects
+    the files under O(prefix) (narrowed by O(include) and O(exclude)), asks the host which of them
+    are missing or differ (sizes, then sha256; a state file on the host avoids re-hashing files
+    whose size and mtime are unchanged), sends only those in one tar, and has the host check each
+    received file against its sha256 before putting it in place.
+  - A second run transfers nothing and reports changed=false.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  idempotent:
+    support: full
+  action:
+    support: full
+options:
+  src:
+    description: The unpacked pack on the controller (the directory holding manifest.json).
+    type: path
+    required: true
+  dest:
+    description: Directory on the host receiving the files (paths below O(prefix)).
+    type: path
+    required: true
+  prefix:
+    description: Directory of the pack to bring over (for example C(registry)); empty for the whole pack.
+    type: str
+    default: ""
+  include:
+    description: Only paths below O(prefix) starting with one of these (all when empty).
+    type: list
+    elements: str
+    default: []
+  exclude:
+    description: Leave out paths below O(prefix) starting with one of these.
+    type: list
+    elements: str
+    default: []
+  prune:
+    description: Remove files under O(dest) that are not selected (leave C(false) for a directory
+      others write into, such as registry storage).
+    type: bool
+    default: true
+"""
+
+EXAMPLES = r"""
+- name: Package repository and binaries of the pack
+  offline_pot.tke.pack_sync:
+    src: /srv/site/.tke/pack/tke-site-2026.11.1
+    dest: /opt/tke/pack
+    include: [repo/deb/, bin/containerd]
+
+- name: Registry storage, pre-seeded
+  offline_pot.tke.pack_sync:
+    src: /srv/site/.tke/pack/tke-site-2026.11.1
+    prefix: registry
+    dest: /var/lib/tke-registry
+    prune: false
+"""
+
+RETURN = r"""
+transferred:
+  description: Paths (below prefix) sent to the host.
+  returned: always
+  type: list
+  elements: str
+removed:
+  description: Paths removed from the host (prune).
+  returned: always
+  type: list
+  elements: str
+bytes:
+  description: Bytes sent.
+  returned: always
+  type: int
+files:
+  description: Number of selected files.
+  returned: always
+  type: int
+"""
+
+import json
+import os
+import tarfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
+
+STATE = ".tke-pack-sync.json"
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            dest=dict(type="path", required=True),
+            files=dict(type="dict", required=True),
+            prune=dict(type="bool", default=True),
+            archive=dict(type="path"),
+        ),
+        supports_check_mode=True,
+    )
+    dest, expected = module.params["dest"], module.params["files"]
+    state_file = os.path.join(dest, STATE)
+    try:
+        with open(state_file) as f:
+            known = json.load(f)
+    except (OSError, ValueError):
+        known = {}
+    actual = pm.scan_tree(dest, known) if os.path.isdir(dest) else {}
+    actual.pop(STATE, None)
+    need = [p["path"] for p in pm.compare(expected, actual)]
+    extra = sorted(set(actual) - set(expected)) if module.params["prune"] else []
+    diff = {"before": "".join(f"{p}\n" for p in sorted(set(actual) & set(expected) - set(need)) + extra),
+            "after": "".join(f"{p}\n" for p in sorted(expected))}
+    archive = module.params["archive"]
+    if module.check_mode or (need and not archive) or not (need or extra):
+        module.exit_json(changed=bool(need or extra), need=need, removed=extra, diff=diff)
+
+    os.makedirs(dest, exist_ok=True)
+    if need:
+        wanted = set(need)
+        with tarfile.open(archive) as t:
+            members = [m for m in t.getmembers() if m.isfile() and m.name in wanted]
+            got = {m.name for m in members}
+            if got != wanted:
+                module.fail_json(msg="the transfer lacks " + ", ".join(sorted(wanted - got)))
+            for m in members:
+                target = os.path.join(dest, m.name)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                tmp = target + ".tke-part"
+                with t.extractfile(m) as fi, open(tmp, "wb") as fo:
+                    for chunk in iter(lambda: fi.read(1 << 20), b""):
+                        fo.write(chunk)
+                os.chmod(tmp, m.mode & 0o7777)
+                if pm.sha256_file(tmp) != expected[m.name]["sha256"]:
+                    os.unlink(tmp)
+                    module.fail_json(msg=f"{m.name}: received content does not match the manifest's sha256")
+                os.replace(tmp, target)
+    for rel in extra:
+        os.unlink(os.path.join(dest, rel))
+    files = pm.scan_tree(dest, known)
+    files.pop(STATE, None)
+    with open(state_file + ".tmp", "w") as f:
+        json.dump(files, f)
+    os.replace(state_file + ".tmp", state_file)
+    module.exit_json(changed=True, need=need, removed=extra, diff=diff)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""One user of a bcrypt htpasswd file (the distribution registry's htpasswd auth)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: registry_htpasswd
+short_description: Keep a user's bcrypt entry in an htpasswd file
+version_added: 0.1.0
+description:
+  - Makes O(path) hold an entry for O(user) whose bcrypt hash matches O(password); an entry that
+    already matches is left alone, so the file changes only when the password does.
+  - Hashes with the C(bcrypt) Python module when present, else with the C library's crypt()
+    (libxcrypt on current distributions supports bcrypt); no htpasswd command is needed.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: The diff names the users, never a hash.
+  idempotent:
+    support: full
+options:
+  path:
+    description: The htpasswd file.
+    type: path
+    required: true
+  user:
+    description: User name.
+    type: str
+    required: true
+  password:
+    description: The user's password.
+    type: str
+    required: true
+  mode:
+    description: File mode.
+    type: str
+    default: "0640"
+  group:
+    description: Group owning the file.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Registry user
+  offline_pot.tke.registry_htpasswd:
+    path: /etc/tke-registry/htpasswd
+    user: admin
+    password: "{{ registry_password }}"
+"""
+
+RETURN = r"""
+users:
+  description: The users in the file.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import htpasswd
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(path=dict(type="path", required=True), user=dict(type="str", required=True),
+                           password=dict(type="str", required=True, no_log=True),
+                           mode=dict(type="str", default="0640"), group=dict(type="str")),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        with open(p["path"]) as f:
+            current = htpasswd.parse(f.read())
+    except FileNotFoundError:
+        current = {}
+    try:
+        check, make_hash = htpasswd.bcrypt_backend()
+    except RuntimeError as e:
+        module.fail_json(msg=str(e))
+    users, changed = htpasswd.desired(current, p["user"], p["password"], check, make_hash)
+    diff = {"before": "".join(f"{u}\n" for u in sorted(current)),
+            "after": "".join(f"{u}{' (new password)' if changed and u == p['user'] else ''}\n" for u in sorted(users))}
+    if changed and not module.check_mode:
+        os.makedirs(os.path.dirname(p["path"]), exist_ok=True)
+        tmp = p["path"] + ".tmp"
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(htpasswd.render(users))
+        os.replace(tmp, p["path"])
+    file_args = module.load_file_common_arguments(dict(path=p["path"], mode=p["mode"], group=p["group"]))
+    if os.path.exists(p["path"]):
+        changed = module.set_fs_attributes_if_different(file_args, changed)
+    module.exit_json(changed=changed, users=sorted(users), diff=diff)
+
+
+if __name__ == "__main__":
+    main()
