@@ -1,0 +1,184 @@
+"""Site pack end to end on three real hosts: build a pack from local fixtures (Debian binaries,
+apt-fetched .debs, images made here), refuse a tampered pack before any host changes, install the
+offline, runtime and registry phases (twice: the second run changes nothing), then pull and run
+an image from the pre-seeded registry on every host."""
+import datetime
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import fixture_pack
+from harness.playbook import TOP, converge_twice, run_playbook
+
+INSTALL = TOP / "playbooks" / "install.yml"
+BUILD = TOP / "playbooks" / "site_pack.yml"
+CACHE = TOP / ".cache" / "fixture-pack"
+PASSWORD = "pack-test-pw-1"
+PHASES = ["--tags", "offline,runtime,registry"]
+
+
+def _key() -> str:
+    return hashlib.sha256(Path(fixture_pack.__file__).read_bytes()).hexdigest()[:12]
+
+
+@pytest.fixture(scope="module")
+def spec(testhosts):
+    return fixture_pack.build_inputs(CACHE / f"inputs-{_key()}", Path(testhosts.info["TH_REPO"]))
+
+
+@pytest.fixture(scope="module")
+def local_inventory(tmp_path_factory):
+    p = tmp_path_factory.mktemp("local") / "hosts.yml"
+    p.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": str(Path(os.sys.executable))}}}}))
+    return p
+
+
+@pytest.fixture(scope="module")
+def built(spec, local_inventory, tmp_path_factory):
+    out = tmp_path_factory.mktemp("packs")
+    first, second = converge_twice(BUILD, local_inventory, "-e", f"pack_spec={spec}", "-e", f"pack_output_dir={out}",
+                                   "-e", f"pack_cache_dir={CACHE / 'cache'}")
+    pack_dir = out / "fixture-1.0.0"
+    return {"dir": pack_dir, "archive": out / "fixture-1.0.0.tar.zst", "first": first}
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    """A self-signed CA and a registry server certificate (until the PKI phase provides them)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    d = tmp_path_factory.mktemp("tls")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test registry CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+          .not_valid_after(now + datetime.timedelta(days=2))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "registry.tke.com")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("registry.tke.com"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    (d / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (d / "registry.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "registry.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                       serialization.NoEncryption()))
+    return d
+
+
+def inventory(testhosts, path, pack, tls):
+    return testhosts.write_inventory(
+        path, groups={"masters": ["h1"], "workers": ["h2", "h3"], "registry": ["h1"]},
+        group_vars={"tke_site_pack": str(pack), "tke_admin_password": PASSWORD,
+                    "tke_registry_ca_cert": str(tls / "ca.crt"), "registry_tls_cert": str(tls / "registry.crt"),
+                    "registry_tls_key": str(tls / "registry.key"), "site_repo_packages": ["conntrack", "socat"]})
+
+
+def test_build_reuses_what_is_there_and_dedups_layers(built, local_inventory, spec, tmp_path):
+    manifest = json.loads((built["dir"] / "manifest.json").read_text())
+    assert manifest["format_version"] == 1 and manifest["name"] == "fixture"
+    paths = {f["path"] for f in manifest["files"]}
+    assert {"repo/deb/Packages", "repo/deb/Release", "bin/containerd", "bin/runc", "bin/registry", "bin/etcd",
+            "bin/cni-plugins/bridge", "charts/hello-0.1.0.tgz"} <= paths
+    assert any(p.startswith("collections/offline_pot-tke-") for p in paths)
+    assert sorted(d["name"] for d in manifest["contents"]["os_packages"]["deb"]) == ["conntrack", "socat"]
+    # three images share the busybox layer: it is stored once
+    reg = manifest["contents"]["registry"]
+    assert reg["dedup_ratio"] > 2.5, reg
+    blobs = [p for p in paths if p.startswith("registry/docker/registry/v2/blobs/")]
+    assert len(blobs) == 1 + 3 + 3 + 1  # shared layer, 3 configs, 3 manifests, hello's own layer
+    assert built["archive"].exists()
+
+    # a binary whose file does not match its sha256 stops the build naming it
+    bad = yaml.safe_load(spec.read_text())
+    next(b for b in bad["binaries"] if b["name"] == "runc")["sha256"] = "0" * 64
+    bad["binaries"].append({"name": "kubeadm", "url": "http://127.0.0.1:9/kubeadm", "sha256": "1" * 64,
+                            "install": "/usr/local/bin/kubeadm"})
+    bad_spec = tmp_path / "bad.yml"
+    bad_spec.write_text(yaml.safe_dump(bad))
+    run = run_playbook(BUILD, local_inventory, "-e", f"pack_spec={bad_spec}", "-e", f"pack_output_dir={tmp_path}/out")
+    assert run.rc != 0 and "binaries runc: " in run.output and "does not match its sha256" in run.output, run.explain()
+    del next(b for b in bad["binaries"] if b["name"] == "runc")["sha256"]
+    bad["binaries"] = [b for b in bad["binaries"] if b["name"] != "runc"]
+    bad_spec.write_text(yaml.safe_dump(bad))
+    run = run_playbook(BUILD, local_inventory, "-e", f"pack_spec={bad_spec}", "-e", f"pack_output_dir={tmp_path}/out")
+    assert run.rc != 0 and "binaries kubeadm: download of http://127.0.0.1:9/kubeadm failed" in run.output, run.explain()
+
+
+def test_tampered_pack_is_refused_before_any_host_changes(testhosts, built, tls, tmp_path):
+    tampered = tmp_path / "tampered"
+    shutil.copytree(built["dir"], tampered, copy_function=os.link)
+    runc = tampered / "bin" / "runc"
+    data = runc.read_bytes()
+    runc.unlink()
+    runc.write_bytes(data[: len(data) // 2])
+    hello = tampered / "charts" / "hello-0.1.0.tgz"
+    data = bytearray(hello.read_bytes())
+    hello.unlink()
+    data[10] ^= 0xFF
+    hello.write_bytes(bytes(data))
+    inv = inventory(testhosts, tmp_path / "hosts.yml", tampered, tls)
+    run = run_playbook(INSTALL, inv, *PHASES)
+    assert run.rc != 0, run.explain()
+    assert "bin/runc: truncated" in run.output, run.explain()
+    assert "charts/hello-0.1.0.tgz: altered" in run.output, run.explain()
+    assert re.findall(r"^changed: ", run.output, re.M) == [], run.explain()
+    for h in testhosts.names:
+        res = testhosts.ssh(h, "ls /opt/tke/pack /etc/apt/sources.list.d/tke-site-pack.list /usr/local/bin/containerd",
+                            check=False)
+        assert res.returncode != 0 and "No such file" in res.stderr, (h, res.stdout)
+
+
+def test_install_pack_then_pull_and_run_from_preseeded_registry(testhosts, built, tls, tmp_path):
+    inv = inventory(testhosts, tmp_path / "hosts.yml", built["archive"], tls)
+    first, second = converge_twice(INSTALL, inv, *PHASES)
+    assert set(second.stats) == {"h1", "h2", "h3"}
+    assert "bytes" in first.output or first.rc == 0
+
+    auth = f"admin:{PASSWORD}"
+    for h in testhosts.names:
+        # packages came from the pack's repository
+        pol = testhosts.ssh(h, "dpkg -s conntrack socat >/dev/null && apt-cache policy conntrack").stdout
+        assert "/opt/tke/pack/repo/deb" in pol, (h, pol)
+        # the image is in the registry from the start: pull it over TLS with auth, and run it
+        testhosts.ssh(h, f"ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d --user {auth} "
+                         "registry.tke.com/library/hello:1.0 >/dev/null")
+        out = testhosts.ssh(h, f"ctr -n k8s.io run --rm registry.tke.com/library/hello:1.0 hello-{h}").stdout
+        assert out == "hello from the offline site pack\n", (h, out)
+        # the node resolves the registry and trusts its CA (system store); unauthenticated pushes are refused
+        probe = testhosts.ssh(h, "python3 - <<'EOF'\n"
+                                 "import urllib.request as u, urllib.error as e\n"
+                                 "r = u.Request('https://registry.tke.com/v2/library/evil/blobs/uploads/', method='POST')\n"
+                                 "try:\n    u.urlopen(r); print('accepted')\n"
+                                 "except e.HTTPError as x:\n    print(x.code)\nEOF").stdout.strip()
+        assert probe == "401", (h, probe)
+        present = testhosts.ssh(h, "ls /usr/local/bin/registry /usr/local/bin/etcd /opt/cni/bin/bridge 2>/dev/null; true").stdout
+        assert "/opt/cni/bin/bridge" in present
+        assert ("/usr/local/bin/registry" in present) == (h == "h1"), (h, present)
+        assert ("/usr/local/bin/etcd" in present) == (h == "h1"), (h, present)
+
+    catalog = testhosts.ssh("h2", f"python3 - <<'EOF'\nimport base64, urllib.request as u\n"
+                                  "r = u.Request('https://registry.tke.com/v2/_catalog')\n"
+                                  f"r.add_header('Authorization', 'Basic ' + base64.b64encode(b'{auth}').decode())\n"
+                                  "print(u.urlopen(r).read().decode())\nEOF").stdout
+    assert json.loads(catalog)["repositories"] == ["library/busybox", "library/hello", "library/pause"]
+    cfg = testhosts.ssh("h3", "cat /etc/containerd/config.toml").stdout
+    assert "SystemdCgroup = true" in cfg and 'sandbox_image = "registry.tke.com/library/pause:3.9"' in cfg
+    assert 'config_path = "/etc/containerd/certs.d"' in cfg
