@@ -22,6 +22,7 @@ ARGS = dict(
     include=dict(type="list", elements="str", default=[]),
     exclude=dict(type="list", elements="str", default=[]),
     prune=dict(type="bool", default=True),
+    install=dict(type="list", elements="dict", default=[]),
 )
 
 
@@ -42,7 +43,8 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"cannot read the pack manifest in {a['src']}: {e}") from e
         prefix = a["prefix"].strip("/")
         files = pm.select(manifest, prefix, a["include"], a["exclude"])
-        mod_args = {"dest": a["dest"], "files": files, "prune": a["prune"]}
+        mod_args = {"dest": a["dest"], "files": files, "prune": a["prune"],
+                    "install": [{"path": e["path"], "install": e["install"]} for e in a["install"]]}
         first = self._execute_module("offline_pot.tke.pack_sync", module_args=mod_args,
                                      task_vars=task_vars)
         if first.get("failed") or not first.get("need") or self._task.check_mode:

@@ -236,9 +236,10 @@ class Builder:
         if self.contents["images"]:
             # keep exactly what the listed images reference: a blob or link of an image dropped
             # from the spec is pruned with everything else not produced by this build
-            for rel in self._registry_paths(root):
+            kept = self._registry_paths(root)
+            for rel in kept:
                 self.keep.add("registry/" + rel)
-            stored = rs.stored_blob_bytes(root)
+            stored = sum(os.path.getsize(os.path.join(root, rel)) for rel in kept if rel.endswith("/data"))
             self.contents["registry"] = {
                 "image_bytes": image_bytes, "stored_blob_bytes": stored,
                 "dedup_ratio": round(image_bytes / stored, 3) if stored else None}

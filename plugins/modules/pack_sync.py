@@ -56,6 +56,15 @@ options:
       others write into, such as registry storage).
     type: bool
     default: true
+  install:
+    description:
+      - Files to install from O(dest) once it is in sync, each C(path) (below O(prefix); a path ending
+        in C(/) is a directory whose files all go into the directory C(install)) to C(install)
+        (absolute path on the host), mode 0755; a file is replaced only when its content differs.
+      - Other keys of each entry are ignored, so the manifest's binaries can be passed as they are.
+    type: list
+    elements: dict
+    default: []
 """
 
 EXAMPLES = r"""
@@ -84,6 +93,11 @@ removed:
   returned: always
   type: list
   elements: str
+installed:
+  description: Host paths (re)installed from O(install).
+  returned: always
+  type: list
+  elements: str
 bytes:
   description: Bytes sent.
   returned: always
@@ -96,6 +110,7 @@ files:
 
 import json
 import os
+import shutil
 import tarfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -105,6 +120,42 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manife
 STATE = ".tke-pack-sync.json"
 
 
+def install_plan(expected: dict, dest: str, entries: list) -> list[tuple[str, str]]:
+    """(source below dest, target on the host) for every file the install entries cover."""
+    plan = []
+    for e in entries:
+        path, target = str(e["path"]), str(e["install"])
+        if path.endswith("/"):
+            plan += [(os.path.join(dest, rel), os.path.join(target, rel[len(path):]))
+                     for rel in sorted(expected) if rel.startswith(path)]
+        else:
+            plan.append((os.path.join(dest, path), target))
+    return plan
+
+
+def same(a: str, b: str) -> bool:
+    try:
+        if os.path.getsize(a) != os.path.getsize(b) or os.stat(b).st_mode & 0o7777 != 0o755:
+            return False
+    except OSError:
+        return False
+    return pm.sha256_file(a) == pm.sha256_file(b)
+
+
+def install(plan: list[tuple[str, str]]) -> list[str]:
+    done = []
+    for src, target in plan:
+        if same(src, target):
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = target + ".tke-part"
+        shutil.copyfile(src, tmp)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+        done.append(target)
+    return done
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -112,6 +163,7 @@ def main():
             files=dict(type="dict", required=True),
             prune=dict(type="bool", default=True),
             archive=dict(type="path"),
+            install=dict(type="list", elements="dict", default=[]),
         ),
         supports_check_mode=True,
     )
@@ -129,8 +181,17 @@ def main():
     diff = {"before": "".join(f"{p}\n" for p in sorted(set(actual) & set(expected) - set(need)) + extra),
             "after": "".join(f"{p}\n" for p in sorted(expected))}
     archive = module.params["archive"]
-    if module.check_mode or (need and not archive) or not (need or extra):
-        module.exit_json(changed=bool(need or extra), need=need, removed=extra, diff=diff)
+    installs = install_plan(expected, dest, module.params["install"])
+    if module.check_mode:
+        pending = [t for src, t in installs if os.path.relpath(src, dest) in need or not same(src, t)]
+        module.exit_json(changed=bool(need or extra or pending), need=need, removed=extra,
+                         installed=pending, diff=diff)
+    if need and not archive:
+        # the action sends the files and calls again with the archive
+        module.exit_json(changed=True, need=need, removed=[], installed=[], diff=diff)
+    if not (need or extra):
+        done = install(installs)
+        module.exit_json(changed=bool(done), need=[], removed=[], installed=done, diff=diff)
 
     os.makedirs(dest, exist_ok=True)
     if need:
@@ -159,7 +220,7 @@ def main():
     with open(state_file + ".tmp", "w") as f:
         json.dump(files, f)
     os.replace(state_file + ".tmp", state_file)
-    module.exit_json(changed=True, need=need, removed=extra, diff=diff)
+    module.exit_json(changed=True, need=need, removed=extra, installed=install(installs), diff=diff)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "runc").write_bytes(b"runc-binary")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "Packages").write_text("Package: x\n")
+    files = pm.scan_tree(str(tmp_path))
+    m = pm.build_manifest("site", "1", files, {"binaries": []})
+    (tmp_path / pm.MANIFEST_NAME).write_text(pm.dump_manifest(m))
+    return tmp_path, m
+
+
+def test_manifest_lists_every_file_but_itself(tree):
+    root, m = tree
+    assert [f["path"] for f in m["files"]] == ["bin/runc", "repo/Packages"]
+    assert m["files"][0]["size"] == len(b"runc-binary")
+    assert pm.check_manifest(m) == []
+    assert pm.verify_tree(str(root), m) == []
+
+
+@pytest.mark.parametrize("tamper,problem", [
+    (lambda p: p.unlink(), "bin/runc: missing"),
+    (lambda p: p.write_bytes(b"runc"), "bin/runc: truncated (4 bytes, manifest says 11)"),
+    (lambda p: p.write_bytes(b"runc-binarx"), "bin/runc: altered"),
+    (lambda p: p.write_bytes(b"runc-binary-and-more"), "bin/runc: size (20 bytes, manifest says 11)"),
+])
+def test_verify_names_the_bad_file(tree, tamper, problem):
+    root, m = tree
+    tamper(root / "bin" / "runc")
+    lines = pm.problem_lines(pm.verify_tree(str(root), m))
+    assert len(lines) == 1 and lines[0].startswith(problem)
+
+
+def test_extra_files_are_not_problems(tree):
+    root, m = tree
+    (root / "extra").write_text("x")
+    assert pm.verify_tree(str(root), m) == []
+
+
+@pytest.mark.parametrize("change,error", [
+    ({"format_version": 2}, "format_version 2 is not 1"),
+    ({"name": ""}, "name is missing"),
+    ({"files": [{"path": "../etc/passwd", "size": 1, "sha256": "x"}]}, "not a relative path inside the pack"),
+    ({"files": [{"path": "a"}]}, "files[0] needs path, size and sha256"),
+])
+def test_bad_manifests(tree, change, error):
+    _, m = tree
+    assert any(error in e for e in pm.check_manifest({**m, **change}))
+
+
+def test_scan_reuses_known_hashes_for_unchanged_files(tree):
+    root, _ = tree
+    known = pm.scan_tree(str(root))
+    known["bin/runc"]["sha256"] = "remembered"
+    assert pm.scan_tree(str(root), known)["bin/runc"]["sha256"] == "remembered"
+
+
+def test_select_by_prefix_include_exclude(tree):
+    _, m = tree
+    assert list(pm.select(m, "bin")) == ["runc"]
+    assert list(pm.select(m, "", include=["repo/"])) == ["repo/Packages"]
+    assert list(pm.select(m, "", exclude=["repo/"])) == ["bin/runc"]

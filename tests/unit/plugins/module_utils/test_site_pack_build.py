@@ -1,0 +1,95 @@
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
+from test_registry_storage import write_layout
+
+
+def run(argv, cwd):
+    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    return res.returncode, res.stdout, res.stderr
+
+
+def sha(p):
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def spec(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "runc").write_bytes(b"runc")
+    tgz = src / "cni.tgz"
+    with tarfile.open(tgz, "w:gz") as t:
+        ti = tarfile.TarInfo("bridge")
+        ti.size, ti.mode = 6, 0o755
+        t.addfile(ti, io.BytesIO(b"bridge"))
+    shared = os.urandom(20000)  # incompressible: the shared layer dominates both images
+    write_layout(src / "img-a", "1", [shared, b"a"])
+    write_layout(src / "img-b", "2", [shared])
+    return {"name": "s", "version": "1",
+            "binaries": [{"name": "runc", "path": str(src / "runc"), "sha256": sha(src / "runc"),
+                          "install": "/usr/local/sbin/runc"},
+                         {"name": "cni", "path": str(tgz), "sha256": sha(tgz), "unpack": True, "install": "/opt/cni/bin"}],
+            "images": [{"name": "library/a", "tag": "1", "path": str(src / "img-a")},
+                       {"name": "library/b", "tag": "2", "path": str(src / "img-b")}]}
+
+
+def build(spec, tmp_path, **kw):
+    return b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), run, shutil.which, archive=False, **kw).build()
+
+
+def test_build_then_rebuild_changes_nothing(spec, tmp_path):
+    first = build(spec, tmp_path)
+    assert first["changed"]
+    m = json.loads((tmp_path / "out" / "s-1" / "manifest.json").read_text())
+    paths = [f["path"] for f in m["files"]]
+    assert "bin/runc" in paths and "bin/cni/bridge" in paths
+    assert m["contents"]["registry"]["dedup_ratio"] > 1.5
+    assert [i["name"] for i in m["contents"]["images"]] == ["library/a", "library/b"]
+    second = build(spec, tmp_path)
+    assert not second["changed"], second["changes"]
+
+
+def test_dropped_items_are_pruned(spec, tmp_path):
+    build(spec, tmp_path)
+    spec["images"] = spec["images"][:1]
+    spec["binaries"] = spec["binaries"][:1]
+    res = build(spec, tmp_path)
+    assert res["changed"]
+    m = json.loads((tmp_path / "out" / "s-1" / "manifest.json").read_text())
+    paths = [f["path"] for f in m["files"]]
+    assert not any(p.startswith("bin/cni") for p in paths)
+    assert not any("repositories/library/b/" in p for p in paths)
+    assert m["contents"]["registry"]["dedup_ratio"] == 1.0
+
+
+def test_sha_mismatch_and_missing_file_name_the_item(spec, tmp_path):
+    spec["binaries"][0]["sha256"] = "0" * 64
+    with pytest.raises(b.BuildError, match=r"^binaries runc: .* does not match its sha256"):
+        build(spec, tmp_path)
+    spec["binaries"][0]["path"] = str(tmp_path / "nope")
+    with pytest.raises(b.BuildError, match=r"^binaries runc: .*nope does not exist"):
+        build(spec, tmp_path)
+
+
+def test_failed_download_names_the_item(spec, tmp_path):
+    spec["binaries"] = [{"name": "kubeadm", "url": "file:///nonexistent/kubeadm", "sha256": "1" * 64,
+                         "install": "/usr/local/bin/kubeadm"}]
+    with pytest.raises(b.BuildError, match=r"^binaries kubeadm: download of file:///nonexistent/kubeadm failed"):
+        build(spec, tmp_path)
+
+
+def test_download_is_cached_by_sha(spec, tmp_path):
+    src = tmp_path / "src" / "runc"
+    spec["binaries"] = [{"name": "runc", "url": src.as_uri(), "sha256": sha(src), "install": "/usr/local/sbin/runc"}]
+    build(spec, tmp_path)
+    src.unlink()  # the cache serves the re-build
+    assert not build(spec, tmp_path)["changed"]
