@@ -2,9 +2,7 @@
 apt-fetched .debs, images made here), refuse a tampered pack before any host changes, install the
 offline, runtime and registry phases (twice: the second run changes nothing), then pull and run
 an image from the pre-seeded registry on every host."""
-import datetime
 import hashlib
-import ipaddress
 import json
 import os
 import re
@@ -15,6 +13,7 @@ import pytest
 import yaml
 
 from harness import fixture_pack
+from harness.certs import registry_tls
 from harness.playbook import TOP, converge_twice, run_playbook
 
 INSTALL = TOP / "playbooks" / "install.yml"
@@ -53,34 +52,7 @@ def built(spec, local_inventory, tmp_path_factory):
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory):
     """A self-signed CA and a registry server certificate (until the PKI phase provides them)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    d = tmp_path_factory.mktemp("tls")
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test registry CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-          .not_valid_after(now + datetime.timedelta(days=2))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "registry.tke.com")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("registry.tke.com"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    (d / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    (d / "registry.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "registry.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                       serialization.NoEncryption()))
-    return d
+    return registry_tls(tmp_path_factory.mktemp("tls"))
 
 
 def inventory(testhosts, path, pack, tls):
