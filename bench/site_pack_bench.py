@@ -114,7 +114,8 @@ def main() -> None:
             pack = work / f"out-{way}" / "fixture-1.0.0.tar.zst"
             inv = hosts.write_inventory(work / f"inv-{way}.yml", groups, dict(inv_vars, tke_site_pack=str(pack)))
             if way == "push":  # the push tool must be there already (not timed): skopeo from the hosts' repo
-                hosts.ssh("h1", "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq skopeo >/dev/null", timeout=300)
+                hosts.ssh("h1", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq skopeo >/dev/null",
+                          timeout=300)
             t0 = time.time()
             check(run_playbook(TOP / "install.yml", inv, "--tags", "offline,runtime"), way)
             t1 = time.time()
@@ -132,6 +133,7 @@ def main() -> None:
             t3 = time.time()
             results[way] = {"offline_runtime_s": round(t1 - t0, 1), "registry_ready_s": round(t2 - t1, 1),
                             "pull_all_hosts_s": round(t3 - t2, 1), "total_s": round(t3 - t0, 1)}
+            print(way, json.dumps(results[way]), flush=True)
     finally:
         if os.environ.get("TH_KEEP") != "1":
             hosts.destroy()

@@ -150,12 +150,18 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     (tmp / "bin").mkdir(parents=True)
     dl = TOP / ".cache" / "fixture-debs"
     files: dict[str, Path] = {}
+    versions: dict[str, str] = {}
     for pkg, members in DEBS.items():
         x = tmp / "x" / pkg
         x.mkdir(parents=True)
-        subprocess.run(["dpkg-deb", "-x", str(_deb(pkg, repo, dl)), str(x)], check=True)
+        deb = str(_deb(pkg, repo, dl))
+        subprocess.run(["dpkg-deb", "-x", deb, str(x)], check=True)
+        version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], check=True, capture_output=True,
+                                 text=True).stdout.strip().split(":")[-1].split("+")[0].split("~")[0]
         for m in members:
             files[Path(m).name] = x / m
+            versions[Path(m).name] = version
+        versions[pkg] = version
     cni = tmp / "bin" / "cni-plugins.tgz"
     with tarfile.open(cni, "w:gz") as t:
         for p in CNI:
@@ -167,12 +173,14 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
         pname = "registry" if name == "docker-registry" else name
         dest = tmp / "bin" / pname
         shutil.copy2(src, dest)
-        b = {"name": pname, "path": str(work / "bin" / pname), "sha256": sha256(dest), "install": INSTALL[pname]}
+        b = {"name": pname, "path": str(work / "bin" / pname), "sha256": sha256(dest), "install": INSTALL[pname],
+             "version": versions[name]}
         if pname in GROUPS:
             b["groups"] = GROUPS[pname]
         binaries.append(b)
     binaries.append({"name": "cni-plugins", "path": str(work / "bin" / "cni-plugins.tgz"), "sha256": sha256(cni),
-                     "unpack": True, "install": "/opt/cni/bin"})
+                     "unpack": True, "install": "/opt/cni/bin",
+                     "version": versions["containernetworking-plugins"]})
     images = make_images(tmp / "images", files["busybox"].read_bytes(), extra_mb)
     for img in images:
         img["path"] = img["path"].replace(str(tmp), str(work))
