@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -161,3 +162,41 @@ def select(manifest: dict, prefix: str, include: list[str] | None = None,
             continue
         out[rel] = {"size": f["size"], "sha256": f["sha256"]}
     return out
+
+
+def install_plan(expected: dict, dest: str, entries: list) -> list[tuple[str, str]]:
+    """(source below dest, target on the host) for every file the install entries cover."""
+    plan = []
+    for e in entries:
+        path, target = str(e["path"]), str(e["install"])
+        if path.endswith("/"):
+            plan += [(os.path.join(dest, rel), os.path.join(target, rel[len(path):]))
+                     for rel in sorted(expected) if rel.startswith(path)]
+        else:
+            plan.append((os.path.join(dest, path), target))
+    return plan
+
+
+def same_installed(a: str, b: str) -> bool:
+    """Whether b is an executable (0755) copy of a."""
+    try:
+        if os.path.getsize(a) != os.path.getsize(b) or os.stat(b).st_mode & 0o7777 != 0o755:
+            return False
+    except OSError:
+        return False
+    return sha256_file(a) == sha256_file(b)
+
+
+def install_files(plan: list[tuple[str, str]]) -> list[str]:
+    """Copy each source to its target (mode 0755, atomic) unless it is there already; targets written."""
+    done = []
+    for src, target in plan:
+        if same_installed(src, target):
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = target + ".tke-part"
+        shutil.copyfile(src, tmp)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+        done.append(target)
+    return done

@@ -110,7 +110,6 @@ files:
 
 import json
 import os
-import shutil
 import tarfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -118,42 +117,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 
 STATE = ".tke-pack-sync.json"
-
-
-def install_plan(expected: dict, dest: str, entries: list) -> list[tuple[str, str]]:
-    """(source below dest, target on the host) for every file the install entries cover."""
-    plan = []
-    for e in entries:
-        path, target = str(e["path"]), str(e["install"])
-        if path.endswith("/"):
-            plan += [(os.path.join(dest, rel), os.path.join(target, rel[len(path):]))
-                     for rel in sorted(expected) if rel.startswith(path)]
-        else:
-            plan.append((os.path.join(dest, path), target))
-    return plan
-
-
-def same(a: str, b: str) -> bool:
-    try:
-        if os.path.getsize(a) != os.path.getsize(b) or os.stat(b).st_mode & 0o7777 != 0o755:
-            return False
-    except OSError:
-        return False
-    return pm.sha256_file(a) == pm.sha256_file(b)
-
-
-def install(plan: list[tuple[str, str]]) -> list[str]:
-    done = []
-    for src, target in plan:
-        if same(src, target):
-            continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = target + ".tke-part"
-        shutil.copyfile(src, tmp)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, target)
-        done.append(target)
-    return done
 
 
 def main():
@@ -181,16 +144,17 @@ def main():
     diff = {"before": "".join(f"{p}\n" for p in sorted(set(actual) & set(expected) - set(need)) + extra),
             "after": "".join(f"{p}\n" for p in sorted(expected))}
     archive = module.params["archive"]
-    installs = install_plan(expected, dest, module.params["install"])
+    installs = pm.install_plan(expected, dest, module.params["install"])
     if module.check_mode:
-        pending = [t for src, t in installs if os.path.relpath(src, dest) in need or not same(src, t)]
+        pending = [t for src, t in installs
+                   if os.path.relpath(src, dest) in need or not pm.same_installed(src, t)]
         module.exit_json(changed=bool(need or extra or pending), need=need, removed=extra,
                          installed=pending, diff=diff)
     if need and not archive:
         # the action sends the files and calls again with the archive
         module.exit_json(changed=True, need=need, removed=[], installed=[], diff=diff)
     if not (need or extra):
-        done = install(installs)
+        done = pm.install_files(installs)
         module.exit_json(changed=bool(done), need=[], removed=[], installed=done, diff=diff)
 
     os.makedirs(dest, exist_ok=True)
@@ -215,12 +179,15 @@ def main():
                 os.replace(tmp, target)
     for rel in extra:
         os.unlink(os.path.join(dest, rel))
-    files = pm.scan_tree(dest, known)
-    files.pop(STATE, None)
+    # what is there now, without hashing again: received files were checked on arrival
+    files = {rel: v for rel, v in actual.items() if rel not in extra}
+    for rel in need:
+        st = os.stat(os.path.join(dest, rel))
+        files[rel] = {"size": st.st_size, "sha256": expected[rel]["sha256"], "mtime_ns": st.st_mtime_ns}
     with open(state_file + ".tmp", "w") as f:
         json.dump(files, f)
     os.replace(state_file + ".tmp", state_file)
-    module.exit_json(changed=True, need=need, removed=extra, installed=install(installs), diff=diff)
+    module.exit_json(changed=True, need=need, removed=extra, installed=pm.install_files(installs), diff=diff)
 
 
 if __name__ == "__main__":

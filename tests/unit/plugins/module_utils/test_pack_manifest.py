@@ -65,3 +65,25 @@ def test_select_by_prefix_include_exclude(tree):
     assert list(pm.select(m, "bin")) == ["runc"]
     assert list(pm.select(m, "", include=["repo/"])) == ["repo/Packages"]
     assert list(pm.select(m, "", exclude=["repo/"])) == ["bin/runc"]
+
+
+def test_install_plan_files_and_directories(tmp_path):
+    expected = {"bin/runc": {}, "bin/cni/bridge": {}, "bin/cni/loopback": {}, "repo/deb/Packages": {}}
+    plan = pm.install_plan(expected, "/opt/pack", [{"path": "bin/runc", "install": "/usr/local/sbin/runc"},
+                                                   {"path": "bin/cni/", "install": "/opt/cni/bin"}])
+    assert plan == [("/opt/pack/bin/runc", "/usr/local/sbin/runc"),
+                    ("/opt/pack/bin/cni/bridge", "/opt/cni/bin/bridge"),
+                    ("/opt/pack/bin/cni/loopback", "/opt/cni/bin/loopback")]
+
+
+def test_install_files_only_when_content_or_mode_differs(tmp_path):
+    src = tmp_path / "src"
+    src.write_bytes(b"binary")
+    target = tmp_path / "usr" / "bin" / "x"
+    assert pm.install_files([(str(src), str(target))]) == [str(target)]
+    assert target.read_bytes() == b"binary" and target.stat().st_mode & 0o777 == 0o755
+    assert pm.install_files([(str(src), str(target))]) == []
+    target.chmod(0o644)
+    assert pm.install_files([(str(src), str(target))]) == [str(target)]
+    src.write_bytes(b"binarz")
+    assert not pm.same_installed(str(src), str(target))
