@@ -29,6 +29,9 @@ def _key() -> str:
 
 @pytest.fixture(scope="module")
 def spec(testhosts):
+    for old in CACHE.glob("inputs-*"):  # inputs of an older fixture recipe
+        if old.name != f"inputs-{_key()}":
+            shutil.rmtree(old, ignore_errors=True)
     return fixture_pack.build_inputs(CACHE / f"inputs-{_key()}", Path(testhosts.info["TH_REPO"]))
 
 
