@@ -202,7 +202,22 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
             "binaries": binaries, "images": images,
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
             "controller": {"collections": [{"path": str(work / "collections" / ctar.name), "sha256": sha256(ctar)}]}}
+    # a real wheel that is on every CPython: the one ensurepip carries
+    import ensurepip
+    bundled = Path(ensurepip.__file__).parent / "_bundled"
+    wheels = sorted(bundled.glob("setuptools-*.whl"))[:1]
+    if wheels:
+        (tmp / "wheels").mkdir()
+        shutil.copy2(wheels[0], tmp / "wheels" / wheels[0].name)
+        spec["controller"]["wheels"] = [{"path": str(work / "wheels" / wheels[0].name),
+                                         "sha256": sha256(wheels[0])}]
     (tmp / "spec.yml").write_text(yaml.safe_dump(spec, sort_keys=False))
     shutil.rmtree(work, ignore_errors=True)
     os.replace(tmp, work)
     return spec_path
+
+
+if __name__ == "__main__":
+    # python tests/harness/fixture_pack.py DIR [HOSTS_APT_REPO]: make the inputs, print the spec path;
+    # then: ansible-playbook playbooks/site_pack.yml -e pack_spec=<that path>
+    print(build_inputs(Path(sys.argv[1]).resolve(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def spec(testhosts):
 def local_inventory(tmp_path_factory):
     p = tmp_path_factory.mktemp("local") / "hosts.yml"
     p.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
-        "ansible_connection": "local", "ansible_python_interpreter": str(Path(os.sys.executable))}}}}))
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
     return p
 
 
@@ -73,6 +74,8 @@ def test_build_reuses_what_is_there_and_dedups_layers(built, local_inventory, sp
     assert {"repo/deb/Packages", "repo/deb/Release", "bin/containerd", "bin/runc", "bin/registry", "bin/etcd",
             "bin/cni-plugins/bridge", "charts/hello-0.1.0.tgz"} <= paths
     assert any(p.startswith("collections/offline_pot-tke-") for p in paths)
+    for wheel in yaml.safe_load(spec.read_text())["controller"].get("wheels", []):
+        assert "wheels/" + Path(wheel["path"]).name in paths
     assert sorted(d["name"] for d in manifest["contents"]["os_packages"]["deb"]) == ["conntrack", "socat"]
     # three images share the busybox layer: it is stored once
     reg = manifest["contents"]["registry"]
