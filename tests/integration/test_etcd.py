@@ -1,0 +1,90 @@
+"""The etcd phase on three real hosts: a 3-member cluster with mutual TLS, idempotent, then backup,
+wipe, restore. Certificates come from a test fixture (etcd_certs.py) in kubeadm's layout."""
+import pytest
+
+from harness.playbook import converge_twice, run_playbook, TOP
+import etcd_certs
+
+PLAY = TOP / "playbooks" / "install.yml"
+BACKUP = TOP / "playbooks" / "etcd_backup.yml"
+RESTORE = TOP / "playbooks" / "etcd_restore.yml"
+MEMBERS = ["h1", "h2", "h3"]
+PKI = "/etc/kubernetes/pki/etcd"
+CTL = (f"ETCDCTL_API=3 etcdctl --cacert={PKI}/ca.crt --cert={PKI}/healthcheck-client.crt "
+       f"--key={PKI}/healthcheck-client.key --command-timeout=5s")
+
+
+@pytest.fixture(scope="module")
+def cluster(testhosts, tmp_path_factory):
+    for n in MEMBERS:  # a fresh start whatever an earlier run left
+        testhosts.ssh(n, "systemctl stop etcd 2>/dev/null; rm -rf /var/lib/etcd /var/lib/etcd.before-restore-* "
+                         "/var/backups/etcd /etc/etcd; true", check=False)
+    etcd_certs.install(testhosts, MEMBERS)
+    inv = testhosts.write_inventory(tmp_path_factory.mktemp("etcd") / "hosts.yml",
+                                    groups={"masters": MEMBERS, "etcd": MEMBERS})
+    yield inv
+    for n in MEMBERS:
+        testhosts.ssh(n, "systemctl stop etcd; systemctl disable -q etcd; true", check=False)
+
+
+def endpoints(testhosts):
+    return ",".join(f"https://{testhosts.ip(n)}:2379" for n in MEMBERS)
+
+
+def test_etcd_cluster_forms_with_tls_and_is_idempotent(testhosts, cluster):
+    converge_twice(PLAY, cluster, "--tags", "etcd")
+    health = testhosts.ssh("h1", f"{CTL} --endpoints={endpoints(testhosts)} endpoint health")
+    assert health.stderr.count("is healthy") + health.stdout.count("is healthy") == 3, health
+    members = testhosts.ssh("h2", f"{CTL} --endpoints=https://127.0.0.1:2379 member list").stdout
+    assert sorted(line.split(", ")[2] for line in members.splitlines()) == MEMBERS
+    # a client without a certificate is refused (peers and clients need one signed by the etcd CA)
+    no_cert = testhosts.ssh("h1", f"ETCDCTL_API=3 etcdctl --cacert={PKI}/ca.crt --dial-timeout=3s "
+                                  f"--command-timeout=5s --endpoints=https://{testhosts.ip('h3')}:2379 get /x",
+                            check=False)
+    assert no_cert.returncode != 0, no_cert
+    curl = testhosts.ssh("h1", f"curl -sS --max-time 5 --cacert {PKI}/ca.crt https://{testhosts.ip('h2')}:2379/version",
+                         check=False)
+    assert curl.returncode != 0 and "etcdserver" not in curl.stdout, curl
+    # plain HTTP is not served either
+    plain = testhosts.ssh("h1", f"curl -s --max-time 5 http://{testhosts.ip('h2')}:2379/version", check=False)
+    assert "etcdserver" not in plain.stdout, plain
+
+
+def test_etcd_backup_wipe_restore(testhosts, cluster):
+    testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 put /tke/proof restored-ok")
+    backup = run_playbook(BACKUP, cluster)
+    assert backup.rc == 0, backup.explain()
+    copies = sorted((cluster.parent / ".tke" / "etcd-backups").glob("etcd-global-*.db"))
+    assert len(copies) == 1, copies
+    # retention: with etcd_backup_keep=1 a second backup replaces the first, on the host and here
+    testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 put /tke/after-backup 1")
+    import time
+    time.sleep(1.1)  # snapshot names have a resolution of one second
+    second = run_playbook(BACKUP, cluster, extra_vars={"etcd_backup_keep": 1})
+    assert second.rc == 0, second.explain()
+    kept = sorted((cluster.parent / ".tke" / "etcd-backups").glob("etcd-global-*.db"))
+    assert len(kept) == 1 and kept != copies, kept
+    on_host = testhosts.ssh("h1", "ls /var/backups/etcd/").stdout.split()
+    assert on_host == [kept[0].name], on_host
+    # the first snapshot is gone; restore from the second, which has both keys
+    snapshot = kept[0].name
+
+    # without confirmation, the restore refuses and touches nothing
+    refused = run_playbook(RESTORE, cluster, extra_vars={"etcd_restore_snapshot": snapshot})
+    assert refused.rc != 0 and "etcd_restore_confirm=true" in refused.output, refused.explain()
+    testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 get /tke/proof")
+
+    # disaster: every member's data is wiped
+    for n in MEMBERS:
+        testhosts.ssh(n, "systemctl stop etcd && rm -rf /var/lib/etcd")
+    restore = run_playbook(RESTORE, cluster,
+                           extra_vars={"etcd_restore_snapshot": snapshot, "etcd_restore_confirm": True})
+    assert restore.rc == 0, restore.explain()
+    for n in MEMBERS:
+        got = testhosts.ssh(n, f"{CTL} --endpoints=https://127.0.0.1:2379 get /tke/proof --print-value-only")
+        assert got.stdout.strip() == "restored-ok", (n, got)
+    health = testhosts.ssh("h3", f"{CTL} --endpoints={endpoints(testhosts)} endpoint health")
+    assert (health.stdout + health.stderr).count("is healthy") == 3, health
+    # the etcd phase afterwards keeps the restored members as they are
+    again = run_playbook(PLAY, cluster, "--tags", "etcd")
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
