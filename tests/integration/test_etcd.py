@@ -52,22 +52,21 @@ def test_etcd_cluster_forms_with_tls_and_is_idempotent(testhosts, cluster):
 
 def test_etcd_backup_wipe_restore(testhosts, cluster):
     testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 put /tke/proof restored-ok")
-    backup = run_playbook(BACKUP, cluster)
+    # an older snapshot on the member and on the controller: with etcd_backup_keep=1 it goes
+    old = "etcd-global-20000101T000000Z.db"
+    testhosts.ssh("h1", f"mkdir -p /var/backups/etcd && echo old > /var/backups/etcd/{old}")
+    backups = cluster.parent / ".tke" / "etcd-backups"
+    backups.mkdir(parents=True, exist_ok=True)
+    (backups / old).write_text("old")
+    backup = run_playbook(BACKUP, cluster, extra_vars={"etcd_backup_keep": 1})
     assert backup.rc == 0, backup.explain()
-    copies = sorted((cluster.parent / ".tke" / "etcd-backups").glob("etcd-global-*.db"))
-    assert len(copies) == 1, copies
-    # retention: with etcd_backup_keep=1 a second backup replaces the first, on the host and here
-    testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 put /tke/after-backup 1")
-    import time
-    time.sleep(1.1)  # snapshot names have a resolution of one second
-    second = run_playbook(BACKUP, cluster, extra_vars={"etcd_backup_keep": 1})
-    assert second.rc == 0, second.explain()
-    kept = sorted((cluster.parent / ".tke" / "etcd-backups").glob("etcd-global-*.db"))
-    assert len(kept) == 1 and kept != copies, kept
+    kept = sorted(backups.glob("etcd-global-*.db"))
+    assert len(kept) == 1 and kept[0].name != old and kept[0].stat().st_size > 10000, kept
     on_host = testhosts.ssh("h1", "ls /var/backups/etcd/").stdout.split()
     assert on_host == [kept[0].name], on_host
-    # the first snapshot is gone; restore from the second, which has both keys
     snapshot = kept[0].name
+    # written after the snapshot: gone after the restore
+    testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 put /tke/after-backup 1")
 
     # without confirmation, the restore refuses and touches nothing
     refused = run_playbook(RESTORE, cluster, extra_vars={"etcd_restore_snapshot": snapshot})
@@ -83,6 +82,8 @@ def test_etcd_backup_wipe_restore(testhosts, cluster):
     for n in MEMBERS:
         got = testhosts.ssh(n, f"{CTL} --endpoints=https://127.0.0.1:2379 get /tke/proof --print-value-only")
         assert got.stdout.strip() == "restored-ok", (n, got)
+    after = testhosts.ssh("h2", f"{CTL} --endpoints=https://127.0.0.1:2379 get /tke/after-backup --print-value-only")
+    assert after.stdout.strip() == "", after
     health = testhosts.ssh("h3", f"{CTL} --endpoints={endpoints(testhosts)} endpoint health")
     assert (health.stdout + health.stderr).count("is healthy") == 3, health
     # the etcd phase afterwards keeps the restored members as they are
