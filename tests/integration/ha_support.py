@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 RESPONDER = Path(__file__).resolve().parent / "fixtures" / "https_responder.py"
+SENDER = Path(__file__).resolve().parent / "fixtures" / "vrrp_sender.py"
 
 
 def self_signed() -> tuple[bytes, bytes]:

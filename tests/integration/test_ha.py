@@ -164,3 +164,20 @@ def test_local_lb_survives_a_master_down(testhosts, responders, tmp_path):
             assert testhosts.ssh(n, "grep -q offline_pot.tke /etc/haproxy/haproxy.cfg", check=False).returncode != 0
     finally:
         testhosts.ssh("h3", "systemctl disable -q --now haproxy; true", check=False)
+
+
+def test_keepalived_refuses_a_router_id_in_use(testhosts, tmp_path):
+    # h3 is another VRRP router of the network using the id our VIP derives to (last octet + 1)
+    the_vip = vip(testhosts, 150)
+    ha.put(testhosts, "h3", "/root/vrrp_sender.py", ha.SENDER.read_bytes(), "0644")
+    testhosts.ssh("h3", f"systemd-run -q --unit=test-vrrp python3 /root/vrrp_sender.py 151 {the_vip}")
+    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": ["h1", "h2"]},
+                                    group_vars={"tke_ha_mode": "keepalived", "tke_vip": the_vip})
+    try:
+        run = run_playbook(PLAY, inv, "--tags", "ha")
+        assert run.rc != 0, run.explain()
+        assert f"virtual_router_id 151 is already used on host0 by {testhosts.ip('h3')}" in run.output, run.explain()
+        for n in ("h1", "h2"):  # refused before anything was installed or configured
+            assert testhosts.ssh(n, "test -e /etc/keepalived/keepalived.conf", check=False).returncode != 0
+    finally:
+        testhosts.ssh("h3", "systemctl stop test-vrrp; true", check=False)
