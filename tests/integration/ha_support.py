@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 RESPONDER = Path(__file__).resolve().parent / "fixtures" / "https_responder.py"
+GET = Path(__file__).resolve().parent / "fixtures" / "https_get.py"
 SENDER = Path(__file__).resolve().parent / "fixtures" / "vrrp_sender.py"
 
 
@@ -42,13 +43,19 @@ def install_responder(hosts, names) -> None:
         put(hosts, n, "/root/responder/cert.pem", cert)
         put(hosts, n, "/root/responder/key.pem", key)
         put(hosts, n, "/root/responder/responder.py", RESPONDER.read_bytes(), "0644")
+        put(hosts, n, "/root/responder/get.py", GET.read_bytes(), "0644")
 
 
 def start_responder(hosts, name: str, port: int = 6443, unit: str = "test-apiserver", label: str = "") -> None:
     hosts.ssh(name, f"systemctl is-active -q {unit} || systemd-run -q --unit={unit} python3 "
                     f"/root/responder/responder.py {port} /root/responder/cert.pem /root/responder/key.pem {label}")
-    wait_until(lambda: hosts.ssh(name, f"curl -fsk --max-time 1 https://127.0.0.1:{port}/healthz",
+    wait_until(lambda: hosts.ssh(name, get(f"https://127.0.0.1:{port}/healthz", 1),
                                  check=False).returncode == 0, 10, f"{name}: responder on {port}")
+
+
+def get(url: str, timeout: float = 3) -> str:
+    """The command that fetches url on a test host (python, the hosts have no curl)."""
+    return f"python3 /root/responder/get.py {url} {timeout}"
 
 
 def stop_responder(hosts, name: str, unit: str = "test-apiserver") -> None:

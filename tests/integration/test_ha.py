@@ -107,17 +107,17 @@ def test_thirdparty_vip_redirect_once_per_master_and_persistent(testhosts, respo
     url = f"https://{lb_vip}:{vport}/healthz"
     try:
         # before: a master reaches the load balancer itself
-        assert testhosts.ssh("h1", f"curl -fsk --max-time 3 {url}").stdout == "load-balancer"
+        assert testhosts.ssh("h1", ha.get(url)).stdout == "load-balancer"
         converge_twice(PLAY, inv, "--tags", "ha")
         for n in masters:
             rules = testhosts.ssh(n, "iptables -w -t nat -S OUTPUT").stdout
             assert rules.count(f"-d {lb_vip}/32") == 1, rules
             assert f"--dport {vport}" in rules and "REDIRECT --to-ports 6443" in rules, rules
             # VIP:vport from a master reaches that master's own API server
-            assert testhosts.ssh(n, f"curl -fsk --max-time 3 {url}").stdout == n
+            assert testhosts.ssh(n, ha.get(url)).stdout == n
             assert testhosts.ssh(n, "systemctl is-enabled tke-vip-redirect").stdout.strip() == "enabled"
         # a non-master still goes through the load balancer
-        assert testhosts.ssh("h3", f"curl -fsk --max-time 3 {url}").stdout == "load-balancer"
+        assert testhosts.ssh("h3", ha.get(url)).stdout == "load-balancer"
         # persistence: the rule comes back at boot, once
         testhosts.ssh("h2", "systemctl reboot", check=False)
         time.sleep(3)
@@ -126,7 +126,7 @@ def test_thirdparty_vip_redirect_once_per_master_and_persistent(testhosts, respo
         rules = testhosts.ssh("h2", "iptables -w -t nat -S OUTPUT").stdout
         assert rules.count(f"-d {lb_vip}/32") == 1, rules
         ha.start_responder(testhosts, "h2")
-        assert testhosts.ssh("h2", f"curl -fsk --max-time 3 {url}").stdout == "h2"
+        assert testhosts.ssh("h2", ha.get(url)).stdout == "h2"
         # a VIP that nothing answers is reported before any rule is touched
         bad = testhosts.write_inventory(tmp_path / "bad.yml", groups={"masters": ["h1"]},
                                         group_vars={"tke_ha_mode": "thirdparty", "tke_vip": vip(testhosts, 199),
@@ -151,7 +151,7 @@ def test_local_lb_survives_a_master_down(testhosts, responders, tmp_path):
                                     group_vars={"tke_ha_mode": "local_lb"})
     try:
         converge_twice(PLAY, inv, "--tags", "ha")
-        get = "curl -fsk --max-time 3 https://127.0.0.1:6443/healthz"
+        get = ha.get("https://127.0.0.1:6443/healthz")
         answers = {testhosts.ssh("h3", get).stdout for _ in range(6)}
         assert answers == {"h1", "h2"}, answers  # both masters serve through the node's local LB
         ha.stop_responder(testhosts, "h1")
