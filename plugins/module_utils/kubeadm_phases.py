@@ -82,6 +82,27 @@ def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool =
         raise ValueError(f"unknown phase 'kubeadm {command} phase {phase}' (known: {known})") from None
 
 
+# Phases that must have completed (fingerprint recorded) before a phase may run, so that a
+# failed phase stops the ones after it even when they are looped over in one task.
+_PREREQUISITES = {
+    ("init", "kubeconfig all"): ["certs all"],
+    ("init", "control-plane all"): ["certs all"],
+    ("init", "etcd local"): ["certs all"],
+    ("init", "upload-config all"): ["control-plane all"],
+    ("init", "mark-control-plane"): ["upload-config all"],
+    ("init", "bootstrap-token"): ["upload-config all"],
+    ("init", "addon all"): ["bootstrap-token"],
+    ("join", "control-plane-prepare all"): ["preflight"],
+    ("join", "kubelet-start"): ["preflight"],
+    ("join", "control-plane-join all"): ["control-plane-prepare all", "kubelet-start"],
+}
+
+
+def prerequisites(command: str, phase: str) -> list[str]:
+    """Phases of the same command that must have completed before this one."""
+    return list(_PREREQUISITES.get((command, phase), []))
+
+
 def absolute(paths: list[str], kubernetes_dir: str = "/etc/kubernetes") -> list[str]:
     return [p if p.startswith("/") else f"{kubernetes_dir.rstrip('/')}/{p}" for p in paths]
 

@@ -21,6 +21,8 @@ description:
   - Bootstrap tokens and certificate keys are masked in the fingerprint, the returned command
     and the returned output, and never returned.
   - On failure reports kubeadm's exit code and the tail of its output.
+  - Refuses to run a phase whose prerequisite phases (for example C(certs all) before
+    C(kubeconfig all)) have not completed on this host, so a failed phase stops the ones after it.
 author:
   - offline_pot.tke developers
 attributes:
@@ -185,6 +187,12 @@ def main():
                               before_header=record, after_header=record)
     if not run or module.check_mode:
         module.exit_json(**result)
+    pending = [q for q in kp.prerequisites(p["command"], phase)
+               if not os.path.exists(os.path.join(p["state_dir"], kp.state_name(p["command"], q)))]
+    if pending:
+        result.update(changed=False)
+        module.fail_json(msg=f"kubeadm {p['command']} phase {phase} not run: it needs "
+                             f"{', '.join(pending)} to have completed first", **result)
 
     if not os.path.exists(p["kubeadm"]):
         module.fail_json(msg=f"kubeadm not found at {p['kubeadm']}", **result)

@@ -143,5 +143,7 @@ def test_bad_kubeadm_config_fails_with_kubeadms_message(cluster_hosts, inventory
     run = run_playbook(PLAY, path, "--tags", "control_plane", "--limit", "h1")
     assert run.rc != 0, run.explain()
     assert "kubeadm init phase kubelet-start failed (exit 1)" in run.output, run.explain()
-    assert ('apiServer.certSANs[1]: Invalid value: \\"bad_name!\\": altname is not a valid IP address, '
+    assert ('apiServer.certSANs[1]: Invalid value: "bad_name!": altname is not a valid IP address, '
             'DNS label or a DNS label with subdomain wildcards') in run.output, run.explain()
+    # the failed phase stopped the host: no later phase ran with the bad configuration
+    assert "kubeadm init phase certs all" not in run.output.split("kubelet-start failed", 1)[1], run.explain()

@@ -89,3 +89,9 @@ def test_argv_and_state_name():
         "/k", "init", "phase", "certs", "all", "--config", "/c.yaml", "--v=2"]
     assert kp.state_name("join", "control-plane-join all") == "join-control-plane-join-all.sha256"
     assert kp.tail("\n".join(map(str, range(100))), 3) == "97\n98\n99"
+
+
+def test_prerequisites():
+    assert kp.prerequisites("init", "kubelet-start") == []
+    assert kp.prerequisites("init", "kubeconfig all") == ["certs all"]
+    assert kp.prerequisites("join", "control-plane-join all") == ["control-plane-prepare all", "kubelet-start"]
