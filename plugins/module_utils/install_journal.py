@@ -17,25 +17,27 @@ import json
 
 FORMAT = 1
 
-# The phases of install.yml in order: (name, variable prefixes that are its inputs).
-# Hooks are phases too (their input is the hook file's content).
+# The phases of install.yml in order: (name, variable prefixes that are its inputs, together).
+# Hooks are phases too (their input is the hook file's content). A phase run "together" is one
+# whose hosts coordinate (a cluster forms, a first master leads, a VIP moves): when any of its
+# hosts needs it, it runs on all of them, so no host is missing when another relies on it.
 PHASES = (
-    ("validate", ("tke_",)),
-    ("precheck", ("precheck_", "tke_")),
-    ("hook:pre-install", ()),
-    ("offline", ("offline_", "site_pack_", "tke_")),
-    ("host_init", ("host_init_", "tke_")),
-    ("pki", ("pki_", "tke_")),
-    ("runtime", ("runtime_", "containerd_", "tke_")),
-    ("registry", ("registry_", "tke_")),
-    ("etcd", ("etcd_", "tke_")),
-    ("ha", ("ha_", "keepalived_", "haproxy_", "tke_")),
-    ("control_plane", ("control_plane_", "kubeadm_", "tke_")),
-    ("hook:post-cluster-ready", ()),
-    ("nodes", ("nodes_", "kubeadm_", "tke_")),
-    ("hook:post-install", ()),
+    ("validate", ("tke_",), True),
+    ("precheck", ("precheck_", "tke_"), False),
+    ("hook:pre-install", (), True),
+    ("offline", ("offline_", "site_pack_", "site_repo_", "tke_"), True),
+    ("host_init", ("host_init_", "tke_"), False),
+    ("pki", ("pki_", "tke_"), True),
+    ("runtime", ("runtime_", "container_runtime_", "containerd_", "tke_"), False),
+    ("registry", ("registry_", "tke_"), True),
+    ("etcd", ("etcd_", "tke_"), True),
+    ("ha", ("ha_", "keepalived_", "haproxy_", "tke_"), True),
+    ("control_plane", ("control_plane_", "kubelet_", "kubeadm_", "tke_"), True),
+    ("hook:post-cluster-ready", (), True),
+    ("nodes", ("nodes_", "kubelet_", "kubeadm_", "tke_"), False),
+    ("hook:post-install", (), True),
 )
-PHASE_NAMES = tuple(name for name, _ in PHASES)
+PHASE_NAMES = tuple(name for name, _, _ in PHASES)
 # Phases a user may name in tke_skip_phases / force_phases (hooks are skipped by removing them).
 USER_PHASES = tuple(n for n in PHASE_NAMES if not n.startswith("hook:"))
 
@@ -65,7 +67,11 @@ def phase_number(phase):
 
 
 def input_prefixes(phase):
-    return dict(PHASES)[phase]
+    return {name: prefixes for name, prefixes, _ in PHASES}[phase]
+
+
+def runs_together(phase):
+    return {name: together for name, _, together in PHASES}[phase]
 
 
 def select_inputs(host_vars, prefixes):
@@ -96,7 +102,8 @@ def parse_phase_list(value, what):
 def decide(journal, phase, fingerprints, force=(), skip=(), resume=True):
     """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now.
 
-    Returns {"run": [hosts], "skip": {host: reason}} with hosts in the given order.
+    Returns {"run": [hosts], "skip": {host: reason}} with hosts in the given order. A phase that
+    runs together runs on every host as soon as one of them needs it.
     """
     run, skipped = [], {}
     done = journal.get("phases", {}).get(phase, {})
@@ -109,6 +116,8 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True):
             skipped[host] = f"done {done[host].get('done_at', '')}, inputs unchanged".replace(" ,", ",")
         else:
             run.append(host)
+    if run and runs_together(phase):
+        run, skipped = list(fingerprints), {}
     return {"run": run, "skip": skipped}
 
 

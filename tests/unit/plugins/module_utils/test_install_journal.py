@@ -81,3 +81,12 @@ def test_load_rejects_foreign_documents():
 def test_phase_numbers():
     assert j.phase_number("validate") == (1, len(j.PHASES))
     assert j.USER_PHASES[-1] == "nodes"
+
+
+def test_a_phase_run_together_runs_everywhere_when_one_host_needs_it():
+    journal = j.record(j.empty(), "etcd", {"h1": "a", "h2": "old"}, "t")
+    assert j.decide(journal, "etcd", FP) == {"run": ["h1", "h2"], "skip": {}}
+    assert j.decide(j.record(journal, "etcd", FP, "t"), "etcd", FP)["run"] == []
+    # a host-local phase runs only where needed
+    journal = j.record(j.empty(), "host_init", {"h1": "a", "h2": "old"}, "t")
+    assert j.decide(journal, "host_init", FP)["run"] == ["h2"]
