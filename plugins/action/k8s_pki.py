@@ -115,6 +115,10 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(str(e))
         changed = k8s_pki.changed_files(existing, files)
         if changed and not self._task.check_mode:
+            parent = os.path.dirname(pki_dir)
+            if not os.path.isdir(parent):          # the site's state directory: private as well
+                os.makedirs(parent, mode=0o700, exist_ok=True)
+                os.chmod(parent, 0o700)
             os.makedirs(pki_dir, mode=0o700, exist_ok=True)
             os.chmod(pki_dir, 0o700)
             for rel in changed:
@@ -126,6 +130,7 @@ class ActionModule(ActionBase):
             pki_dir=pki_dir,
             actions=[a.as_dict() for a in touched],
             reused=[a.name for a in actions if a.action == "reused"],
+            report=[f"{a.name}: {a.action} ({a.reason})" for a in touched],
             changed_files=changed,
             warnings=warnings,
             host_files={h: k8s_pki.host_files(cluster, h) for h in self._hosts(cluster)},

@@ -20,19 +20,24 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self._task.args
-        unknown = set(args) - {"pki_dir", "files"}
+        unknown = set(args) - {"pki_dir", "files", "pending_sources"}
         if unknown:
             raise AnsibleActionFail("unsupported parameters: " + ", ".join(sorted(unknown)))
         pki_dir = os.path.abspath(os.path.expanduser(to_text(args.get("pki_dir") or "")))
         files = args.get("files")
         if not args.get("pki_dir") or not isinstance(files, list):
             raise AnsibleActionFail("pki_dir and files (a list) are required")
+        # check mode: sources the authority would re-issue count as changes (their new bytes are unknown)
+        would_change = set(args.get("pending_sources") or []) if self._task.check_mode else set()
         payload, pending = [], []
         for f in files:
             try:
                 src, dest, mode = f["src"], f["dest"], str(f["mode"])
             except (KeyError, TypeError):
                 raise AnsibleActionFail(f"every file needs src, dest and mode (got {f!r})")
+            if src in would_change:
+                pending.append(dest)
+                continue
             path = os.path.normpath(os.path.join(pki_dir, src))
             if not path.startswith(pki_dir + os.sep):
                 raise AnsibleActionFail(f"{src}: outside {pki_dir}")
@@ -46,7 +51,7 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail(f"{path} does not exist: run offline_pot.tke.k8s_pki first")
             payload.append({"path": dest, "content": content, "mode": mode})
         if not payload:
-            result.update(changed=bool(pending), changed_files=pending, files={d: "absent" for d in pending})
+            result.update(changed=bool(pending), changed_files=pending, files={d: "pending" for d in pending})
             return result
         res = self._execute_module(module_name="offline_pot.tke.pki_files", module_args={"files": payload},
                                    task_vars=task_vars)
@@ -54,6 +59,6 @@ class ActionModule(ActionBase):
         if pending and not res.get("failed"):
             res["changed"] = True
             res["changed_files"] = sorted(res.get("changed_files", []) + pending)
-            res.setdefault("files", {}).update({d: "absent" for d in pending})
+            res.setdefault("files", {}).update({d: "pending" for d in pending})
         result.update(res)
         return result

@@ -191,6 +191,12 @@ actions:
   type: list
   elements: dict
   sample: [{name: apiserver, action: renewed, reason: "missing SANs: 10.0.0.200"}]
+report:
+  description: "One line per issued, renewed or imported certificate: C(<name>: <action> (<reason>))."
+  returned: always
+  type: list
+  elements: str
+  sample: ["apiserver: renewed (missing SANs: 10.0.0.200)"]
 reused:
   description: Names of the certificates kept as they were.
   returned: always

@@ -39,6 +39,13 @@ options:
     type: list
     elements: dict
     required: true
+  pending_sources:
+    description:
+      - Sources (relative to O(pki_dir)) the authority would re-issue, usually the RV(offline_pot.tke.k8s_pki#module:changed_files)
+        of a check-mode run; in check mode their destinations count as changes. Ignored outside check mode.
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -55,7 +62,7 @@ changed_files:
   type: list
   elements: str
 files:
-  description: Every managed path with its state before this run (absent, differs, mode, same).
+  description: Every managed path with its state before this run (absent, differs, mode, same, pending).
   returned: always
   type: dict
 """
