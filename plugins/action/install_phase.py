@@ -20,7 +20,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils._controller import
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("phase", "state", "journal", "force", "skip", "resume"))
+    _VALID_ARGS = frozenset(("phase", "state", "journal", "force", "skip", "resume", "hosts"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -45,7 +45,7 @@ class ActionModule(ActionBase):
         resume = args.get("resume", var("tke_resume", True))
         resume = resume if isinstance(resume, bool) else str(resume).lower() in ("1", "true", "yes")
 
-        hosts = list(task_vars.get("ansible_play_hosts") or [])
+        hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
         number, total = ij.phase_number(phase)
         title = f"phase {number}/{total} {phase}"
 

@@ -51,6 +51,13 @@ options:
   resume:
     description: Skip what is done with unchanged inputs. Defaults to C(tke_resume), else true.
     type: bool
+  hosts:
+    description:
+      - The hosts the phase is about. Defaults to the hosts still in the play (C(ansible_play_hosts)).
+      - A phase that ends in a later play than it started (pki restarts etcd members one at a time)
+        passes the hosts that ran it.
+    type: list
+    elements: str
 """
 
 EXAMPLES = r"""
