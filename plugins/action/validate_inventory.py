@@ -65,7 +65,9 @@ class ActionModule(ActionBase):
         for (variable, message), hosts in per_host.items():
             scope = f"host {hosts[0]}" if len(hosts) == 1 else f"hosts {', '.join(hosts)}"
             problems.append(inventory_rules.problem(scope, variable, message))
-        problems += inventory_rules.check(model)
+        # a value the argument specs already rejected is not reported again by the cross-field rules
+        rejected = {p["variable"] for p in problems}
+        problems += [p for p in inventory_rules.check(model) if p["variable"] not in rejected]
         lines = [inventory_rules.format_problem(p) for p in problems]
         lines += [str(x) for x in self._task.args.get("extra_problems") or []]
         result.update(changed=False, problems=lines, hosts=len(model["hosts"]))
