@@ -1,0 +1,64 @@
+"""host_init on three real hosts, one reached with a password over paramiko (h2) and one as a
+sudo user (h3): --check --diff on a fresh host shows the would-be changes and changes nothing;
+a converge applies everything, a second converge changes nothing; the results are verified on
+the hosts, and what a container host cannot do is skipped with a visible warning."""
+import pytest
+
+from harness.playbook import converge_twice, run_playbook, TOP
+
+PLAY = TOP / "install.yml"
+SYSCTL = "/etc/sysctl.d/90-offline-pot-tke.conf"
+
+
+@pytest.fixture()
+def inventory(testhosts, tmp_path):
+    return testhosts.write_inventory(
+        tmp_path / "hosts.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+        auth={"h2": "password", "h3": "sudo"},
+        group_vars={"tke_node_networks": [f"{testhosts.info['TH_NET']}.0/24"]})
+
+
+def test_check_mode_on_a_fresh_host_shows_changes_and_changes_nothing(testhosts, inventory):
+    if testhosts.ssh("h3", f"test -e {SYSCTL}", check=False).returncode == 0:
+        testhosts.reset("h3")
+    run = run_playbook(PLAY, inventory, "--tags", "host_init", "--limit", "h3", "--check", "--diff")
+    assert run.rc == 0, run.explain()
+    assert run.stats["h3"]["changed"] > 0, run.explain()
+    assert "+++ after: /etc/hosts" in run.output and "offline_pot.tke managed block" in run.output, run.explain()
+    assert f"+++ after: {SYSCTL}" in run.output and "net.ipv4.ip_forward = 1" in run.output, run.explain()
+    on_host = testhosts.ssh("h3", f"test -e {SYSCTL} || echo absent; grep -c offline_pot /etc/hosts || true").stdout
+    assert on_host.split() == ["absent", "0"], on_host
+
+
+def test_host_init_converges_and_second_run_changes_nothing(testhosts, inventory):
+    first, second = converge_twice(PLAY, inventory, "--tags", "host_init")
+    # what the nspawn hosts cannot do is skipped with a visible warning, not hidden
+    for out in (first.output, second.output):
+        assert "[WARNING]: sysctl vm.swappiness: /proc/sys is read-only here (a container)" in out
+        assert "[WARNING]: module ip_vs: this kernel has no loadable module support" in out
+        assert "no CAP_SYS_TIME here (a container)" in out
+    ip = {h: testhosts.ip(h) for h in ("h1", "h2", "h3")}
+    for h in ("h1", "h2", "h3"):
+        out = testhosts.ssh(h, f"cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn; "
+                               f"grep -c = {SYSCTL}; cat /etc/modules-load.d/offline-pot-tke.conf; "
+                               "getent hosts registry.tke.com api.tke.com h1 h2 h3; "
+                               "grep -E '^(server|local|allow)' /etc/chrony/chrony.conf; "
+                               "stat -c %a /var/lib/kubelet").stdout
+        lines = [" ".join(line.split()) for line in out.splitlines()]
+        assert lines[:3] == ["1", "2048", "9"], out
+        assert "br_netfilter" in lines and "ip_vs" in lines, out
+        assert f"{ip['h1']} registry.tke.com default.registry.tke.com" in lines, out
+        assert f"{ip['h1']} api.tke.com" in lines and f"{ip['h3']} h3" in lines, out
+        if h == "h1":   # no NTP server given: the first master serves its clock
+            assert "local stratum 10" in out and f"allow {testhosts.info['TH_NET']}.0/24" in out, out
+        else:
+            assert f"server {ip['h1']} iburst" in out, out
+        assert lines[-1] == "755", out
+    assert testhosts.ssh("h1", "stat -c %a /var/lib/etcd").stdout.strip() == "700"
+    assert "Status: install ok installed" in testhosts.ssh("h2", "dpkg -s chrony").stdout
+    # handlers restart only what changed: a changed NTP server restarts chrony (where it can
+    # run) and nothing else; here chrony cannot run, so the restart is skipped, not failed
+    third = run_playbook(PLAY, inventory, "--tags", "host_init", "-e", '{"host_init_ntp_servers": ["172.30.3.1"]}')
+    assert third.rc == 0, third.explain()
+    assert third.changed_hosts() == {"h1": 1, "h2": 1, "h3": 1}, third.explain()
+    assert "RUNNING HANDLER [offline_pot.tke.host_init : Restart chrony]" in third.output, third.explain()
