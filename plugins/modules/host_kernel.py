@@ -16,9 +16,9 @@ description:
     out of /etc/fstab. Modules come first so that keys such as C(net.bridge.*) exist.
   - Detects what a host cannot do and skips that item with a warning instead of failing, naming
     the reason; only these cases are skipped, any other error fails.
-    A read-only C(/proc/sys) (a container: only C(net.*) is writable there); a kernel without
-    loadable module support (no C(/proc/modules)) and a module that is not built in; swapoff
-    refused with EPERM (a container without the swap capability).
+  - "Skipped: a key not writable (a read-only C(/proc/sys) in a container, where only C(net.*) is
+    writable, or a key read-only in a network namespace); a module that is not built in on a kernel
+    without loadable module support (no C(/proc/modules)); swapoff refused with EPERM."
   - The files are written in any case, so the settings hold when the same host boots a full kernel.
   - C(changed) is true only when a file was written, a value set, a module loaded or swap turned off.
 author:

@@ -18,8 +18,8 @@ description:
     settings set differently for one host, and evaluates the cross-field rules of
     C(module_utils/inventory_rules.py) (etcd member count, HA mode against masters, VIP, CIDRs,
     ports, unique IPs and names, DNS names, supported versions, password length, skip list).
-  - Fails once, listing every problem as C(<where>: <variable>: <message>), where C(<where>) is
-    C(all), C(group <name>) or C(host <name>).
+  - "Fails once, listing every problem as C(<where>: <variable>: <message>), where C(<where>) is
+    C(all), C(group <name>), C(host <name>) or C(hosts <names>)."
 author:
   - offline_pot.tke developers
 attributes:
