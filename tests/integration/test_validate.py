@@ -119,7 +119,10 @@ def test_sample_inventory_validates_and_renders_tke_json(sample, tmp_path):
     second = run_playbook(PLAY, dst / "hosts.yml", *args, env=env)
     assert second.rc == 0 and "changed=0" in second.output.split("PLAY RECAP")[-1], second.explain()
     assert second.total("changed") == 0 and tke_json.stat().st_mtime_ns == mtime, second.explain()
-    # the step recorded by the journal is kept across re-renders
+    # the step recorded by the journal is kept across re-renders (one sample is enough)
+    if sample != "single":
+        assert not marker.exists(), "a host was contacted"
+        return
     data["step"] = 7
     tke_json.write_text(json.dumps(data, indent=2) + "\n")
     third = run_playbook(PLAY, dst / "hosts.yml", *args, env=env)
