@@ -62,3 +62,26 @@ def test_host_init_converges_and_second_run_changes_nothing(testhosts, inventory
     assert third.rc == 0, third.explain()
     assert third.changed_hosts() == {"h1": 1, "h2": 1, "h3": 1}, third.explain()
     assert "RUNNING HANDLER [offline_pot.tke.host_init : Restart chrony]" in third.output, third.explain()
+
+
+def test_firewall_open_lets_cluster_ports_through_ufw_and_nothing_else(testhosts, inventory, tmp_path):
+    h3 = testhosts.ip("h3")
+    testhosts.ssh("h3", "apt-get update -qq && apt-get install -y -qq ufw >/dev/null && ufw allow 22/tcp >/dev/null && "
+                        "ufw --force enable >/dev/null && "
+                        "systemd-run --unit=l6443 python3 -m http.server 6443 >/dev/null && "
+                        "systemd-run --unit=l7777 python3 -m http.server 7777 >/dev/null")
+    try:
+        inv = testhosts.write_inventory(
+            tmp_path / "fw.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+            auth={"h2": "password", "h3": "sudo"},
+            group_vars={"tke_node_networks": ["192.0.2.0/24"], "host_init_firewall": "open",
+                        "tke_pod_cidr": "10.244.0.0/16"})
+        converge_twice(PLAY, inv, "--tags", "host_init", "--limit", "h3")
+        rules = testhosts.ssh("h3", "ufw status").stdout
+        assert "Status: active" in rules and "6443/tcp" in rules and "10.244.0.0/16" in rules, rules
+        # real traffic from h1 (not in an allowed source network here): 6443 passes, 7777 is dropped
+        probe = ("python3 -c 'import socket,sys\nfor p in (6443, 7777):\n try:\n  socket.create_connection(("
+                 f"\"{h3}\", p), 2).close(); print(p, \"open\")\n except OSError as e: print(p, \"blocked\")'")
+        assert testhosts.ssh("h1", probe).stdout.split() == ["6443", "open", "7777", "blocked"]
+    finally:
+        testhosts.ssh("h3", "systemctl stop l6443 l7777; ufw --force disable; ufw --force reset", check=False)
