@@ -32,6 +32,12 @@ def test_precheck_passes_on_good_hosts_and_changes_nothing(testhosts, inventory)
     report = json.loads((inventory.parent / ".tke" / "precheck.json").read_text())
     assert set(report) == {"h1", "h2", "h3"}
     assert all(c["status"] == "pass" for checks in report.values() for c in checks if c["check"] != "swap")
+    # the full set: controller-side time skew and hostname uniqueness, reachability of the other
+    # nodes, and the etcd disk measurement on the etcd member (h1: stacked etcd on the master)
+    h1 = {c["check"] for c in report["h1"]}
+    assert {"time skew", "hostname unique", "hostname resolvable", "reach h2", "reach h3", "selinux",
+            "firewall", "etcd disk fsync p99", "port 2379 free", "port 10259 free"} <= h1, h1
+    assert "etcd disk fsync p99" not in {c["check"] for c in report["h2"]}
 
 
 def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
