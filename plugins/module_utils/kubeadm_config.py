@@ -45,10 +45,18 @@ def _cidr(value: str, what: str) -> str:
         raise ConfigError(f"{what}: {value!r} is not a CIDR ({e})") from None
 
 
-def _node_registration(node: dict, v4: bool, control_plane: bool) -> dict:
+# Files the pki phase puts on every node before it joins (its CA and its own kubelet.conf, issued
+# by the collection's authority so certificates never surprise): kubeadm join's preflight would
+# refuse them as "already exists".
+JOIN_PREPROVISIONED = ("FileAvailable--etc-kubernetes-kubelet.conf", "FileAvailable--etc-kubernetes-pki-ca.crt")
+
+
+def _node_registration(node: dict, v4: bool, control_plane: bool, joining: bool = False) -> dict:
     reg = {"name": node["name"], "criSocket": node.get("cri_socket") or "unix:///run/containerd/containerd.sock",
            "imagePullPolicy": "IfNotPresent",
            "kubeletExtraArgs": _extra_args(node.get("kubelet_extra_args"), v4)}
+    if joining:
+        reg["ignorePreflightErrors"] = list(JOIN_PREPROVISIONED)
     taints = node.get("taints")
     if taints is None:
         taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}] if control_plane else []
@@ -78,7 +86,7 @@ def build(kind: str, version: str, cluster: dict, node: dict, join: dict | None 
             if not join.get(key):
                 raise ConfigError(f"join: {key} is required")
         doc = {"apiVersion": api, "kind": "JoinConfiguration",
-               "nodeRegistration": _node_registration(node, v4, bool(join.get("control_plane"))),
+               "nodeRegistration": _node_registration(node, v4, bool(join.get("control_plane")), joining=True),
                "discovery": {"bootstrapToken": {"apiServerEndpoint": join["api_server_endpoint"],
                                                 "token": join["token"],
                                                 "caCertHashes": [join["ca_cert_hash"]]}}}

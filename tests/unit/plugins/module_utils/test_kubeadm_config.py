@@ -87,3 +87,14 @@ def test_yaml_writer_quotes_what_yaml_would_misread():
 
 def test_service_ip():
     assert kc.service_ip("10.96.0.0/16", 10) == "10.96.0.10"
+
+
+def test_join_ignores_only_the_files_the_pki_phase_provides():
+    docs = kc.build("join", "1.30.4", CLUSTER, NODE,
+                    join={"api_server_endpoint": "api.tke.com:6443", "token": "abcdef.0123456789abcdef",
+                          "ca_cert_hash": "sha256:" + "0" * 64})
+    reg = docs[0]["nodeRegistration"]
+    assert reg["ignorePreflightErrors"] == ["FileAvailable--etc-kubernetes-kubelet.conf",
+                                            "FileAvailable--etc-kubernetes-pki-ca.crt"]
+    init = kc.build("init", "1.30.4", CLUSTER, NODE)
+    assert "ignorePreflightErrors" not in init[0]["nodeRegistration"]
