@@ -1,11 +1,10 @@
 """The etcd phase on three real hosts: a 3-member cluster with mutual TLS, idempotent, then backup,
-wipe, restore. Certificates come from a test fixture (etcd_certs.py) in kubeadm's layout."""
+wipe, restore. Certificates come from the pki phase (kubeadm's layout)."""
 import shlex
 
 import pytest
 
 from harness.playbook import converge_twice, run_playbook, TOP
-import etcd_certs
 
 PLAY = TOP / "playbooks" / "install.yml"
 BACKUP = TOP / "playbooks" / "etcd_backup.yml"
@@ -39,9 +38,11 @@ def cluster(testhosts, tmp_path_factory):
     for n in MEMBERS:  # a fresh start whatever an earlier run left
         testhosts.ssh(n, "systemctl stop etcd 2>/dev/null; rm -rf /var/lib/etcd /var/lib/etcd.before-restore-* "
                          "/var/backups/etcd /etc/etcd; true", check=False)
-    etcd_certs.install(testhosts, MEMBERS)
     inv = testhosts.write_inventory(tmp_path_factory.mktemp("etcd") / "hosts.yml",
                                     groups={"masters": MEMBERS, "etcd": MEMBERS})
+    # the members' certificates come from the collection's own PKI phase (kubeadm's layout)
+    pki = run_playbook(PLAY, inv, "--tags", "pki")
+    assert pki.rc == 0, pki.explain()
     yield inv
     for n in MEMBERS:
         testhosts.ssh(n, "systemctl stop --no-block etcd; true", check=False)
