@@ -20,5 +20,8 @@ out=$(mktemp -d); ansible-galaxy collection build --force --output-path "$out" .
 ls "$out"/offline_pot-tke-*.tar.gz; rm -rf "$out"
 
 echo "== pytest (unit + integration on test hosts)"
+# belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
+export TH_ID=${TH_ID:-1}
+trap 'bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true' EXIT
 python -m pytest -p no:cacheprovider "$@" tests/unit tests/integration
 echo "== all tests done in $(( $(date +%s) - t0 )) s"

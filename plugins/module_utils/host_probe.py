@@ -115,3 +115,104 @@ def gather(paths=(), commands=()):
         "commands_found": sorted(c for c in commands if shutil.which(c)),
         "listening_ports": listening_ports(),
     }
+
+
+# --- probes added for the full precheck (issue 3) ----------------------------------------------
+import math  # noqa: E402  (kept next to the probes that use it)
+import socket  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+
+def hostname_resolves(name):
+    """The addresses the host's own resolver gives for its hostname ([] when it does not resolve)."""
+    try:
+        return sorted({ai[4][0] for ai in socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)})
+    except (OSError, UnicodeError):
+        return []
+
+
+def selinux_state():
+    """enforcing, permissive or disabled (no SELinux in the kernel or not mounted)."""
+    try:
+        with open("/sys/fs/selinux/enforce") as fh:
+            return "enforcing" if fh.read().strip() == "1" else "permissive"
+    except OSError:
+        return "disabled"
+
+
+def _unit_active(name):
+    """Whether a systemd unit is running, from systemd's runtime state (no subprocess)."""
+    return os.path.exists(f"/run/systemd/units/invocation:{name}.service")
+
+
+def firewall_state():
+    """Which host firewall manager is active: firewalld, ufw or none."""
+    if _unit_active("firewalld") or os.path.exists("/run/firewalld/firewalld.pid"):
+        return "firewalld"
+    try:
+        with open("/etc/ufw/ufw.conf") as fh:
+            if any(line.strip().lower() == "enabled=yes" for line in fh):
+                return "ufw"
+    except OSError:
+        pass
+    return "none"
+
+
+def tcp_reachable(address, port, timeout=1.5):
+    """'open' (accepted), 'closed' (refused: the path works, nothing listens yet) or
+    'blocked' (timeout or unreachable: a firewall or the network drops it)."""
+    try:
+        with socket.create_connection((address, int(port)), timeout=timeout):
+            return "open"
+    except ConnectionRefusedError:
+        return "closed"
+    except OSError:
+        return "blocked"
+
+
+def reachability(peers, timeout=1.5):
+    """{"name:port": state} for every peer {name, address, ports}, probed in parallel."""
+    jobs = [(p["name"], p["address"], port) for p in peers for port in p.get("ports", [])]
+    if not jobs:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(32, len(jobs))) as pool:
+        states = list(pool.map(lambda j: tcp_reachable(j[1], j[2], timeout), jobs))
+    return {f"{name}:{port}": state for (name, _a, port), state in zip(jobs, states)}
+
+
+def fsync_latency(path, samples=200, block=2300):
+    """etcd's disk test done in Python: `samples` writes of `block` bytes, each followed by
+    fdatasync, in a scratch file next to path (its nearest existing parent); returns
+    {"p99_ms", "max_ms", "dir"}. The scratch file is removed."""
+    probe = path
+    while probe and not os.path.isdir(probe):
+        probe = os.path.dirname(probe.rstrip("/")) or "/"
+    fd, scratch = tempfile.mkstemp(dir=probe, prefix=".tke-fsync-")
+    lat = []
+    try:
+        data = os.urandom(block)
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            os.write(fd, data)
+            os.fdatasync(fd)
+            lat.append((time.perf_counter() - t0) * 1000)
+    finally:
+        os.close(fd)
+        os.unlink(scratch)
+    lat.sort()
+    p99 = lat[max(0, math.ceil(0.99 * len(lat)) - 1)]
+    return {"p99_ms": round(p99, 2), "max_ms": round(lat[-1], 2), "dir": probe}
+
+
+def gather_more(hostname=None, peers=(), fsync_path=None, fsync_samples=200):
+    """The facts of the full precheck beyond gather(): name resolution, SELinux, firewall,
+    reachability of the other nodes, etcd disk latency, and the host's clock."""
+    name = hostname or platform.node()
+    facts = {"hostname_addresses": hostname_resolves(name), "selinux": selinux_state(),
+             "firewall": firewall_state(), "reachability": reachability(list(peers))}
+    if fsync_path:
+        facts["fsync"] = fsync_latency(fsync_path, fsync_samples)
+    facts["time"] = time.time()
+    return facts

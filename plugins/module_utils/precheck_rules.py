@@ -95,7 +95,75 @@ def evaluate(facts, limits):
                                f"swap is on ({swap_mb} MiB); kubelet needs it off"))
     else:
         results.append(_result("swap", f"{swap_mb} MiB", "off", PASS))
+    results += evaluate_more(facts, limits)
     return results
+
+
+def evaluate_more(facts, limits):
+    """Checks on the facts host_probe.gather_more() adds; each only when its fact was gathered."""
+    results = []
+    if "hostname_addresses" in facts:
+        name, addrs = facts.get("hostname"), facts["hostname_addresses"]
+        results.append(_result("hostname resolvable", ", ".join(addrs) or "does not resolve", "resolves",
+                               PASS if addrs else WARN,
+                               "" if addrs else f"hostname {name} does not resolve here; host_init adds the "
+                               "nodes to /etc/hosts"))
+    if "selinux" in facts:
+        enforcing = facts["selinux"] == "enforcing"
+        results.append(_result("selinux", facts["selinux"], "permissive/disabled", WARN if enforcing else PASS,
+                               "SELinux is enforcing; host_init sets it permissive" if enforcing else ""))
+    if "firewall" in facts:
+        active = facts["firewall"] != "none"
+        results.append(_result("firewall", facts["firewall"], "none or ports opened", WARN if active else PASS,
+                               f"{facts['firewall']} is active; host_init disables it or opens the ports "
+                               "(host_init_firewall)" if active else ""))
+    peers = {}
+    for key, state in sorted((facts.get("reachability") or {}).items(), key=lambda kv: _peer_key(kv[0])):
+        peer, port = key.rsplit(":", 1)
+        peers.setdefault(peer, []).append((int(port), state))
+    for peer, states in peers.items():
+        blocked = [str(p) for p, st in states if st == "blocked"]
+        value = ", ".join(f"{p} {'ok' if st != 'blocked' else 'blocked'}" for p, st in states)
+        results.append(_result(f"reach {peer}", value, "every port reachable", FAIL if blocked else PASS,
+                               f"cannot reach {peer} on port(s) {', '.join(blocked)} (dropped or no route)"
+                               if blocked else ""))
+    if "fsync" in facts:
+        p99, limit = facts["fsync"]["p99_ms"], limits.get("max_fsync_ms", 10)
+        ok = p99 <= limit
+        results.append(_result("etcd disk fsync p99", f"{num(p99)} ms ({facts['fsync']['dir']})",
+                               f"<= {num(limit)} ms", PASS if ok else FAIL,
+                               "" if ok else f"fdatasync p99 {num(p99)} ms is above {num(limit)} ms; etcd needs a "
+                               "faster disk for its data dir"))
+    return results
+
+
+def _peer_key(key):
+    peer, port = key.rsplit(":", 1)
+    return peer, int(port)
+
+
+def check_time_skew(skew_s, uncertainty_s, max_skew_s):
+    """Clock difference host - controller, measured around one module call: the host's clock is
+    compared with the midpoint of the call, and the half round trip is the uncertainty."""
+    excess = max(0.0, abs(skew_s) - uncertainty_s)
+    value = f"{skew_s:+.2f} s (+/- {uncertainty_s:.2f})"
+    ok = excess <= max_skew_s
+    return _result("time skew", value, f"<= {num(float(max_skew_s))} s", PASS if ok else FAIL,
+                   "" if ok else f"clock differs from the controller by {abs(skew_s):.2f} s (limit "
+                   f"{num(float(max_skew_s))} s); fix time sync before installing")
+
+
+def duplicate_hostnames(hostnames):
+    """{host: hostname} -> {host: result} of the "hostname unique" check for every host."""
+    by_name = {}
+    for host, name in hostnames.items():
+        by_name.setdefault(str(name).lower(), []).append(host)
+    out = {}
+    for host, name in hostnames.items():
+        others = [h for h in by_name[str(name).lower()] if h != host]
+        out[host] = _result("hostname unique", name, "unique", FAIL if others else PASS,
+                            f"hostname {name} is also the hostname of {', '.join(others)}" if others else "")
+    return out
 
 
 def failures(results):

@@ -87,6 +87,48 @@ options:
     type: str
     choices: [fail, warn, ignore]
     default: fail
+  peers:
+    description:
+      - Other nodes this host must reach, each with the TCP ports to probe. A port that accepts
+        or refuses a connection is reachable (nothing may listen yet before the install); a
+        timeout or an unreachable network means a firewall or the network drops it.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Inventory name of the peer.
+        type: str
+        required: true
+      address:
+        description: Its IP address.
+        type: str
+        required: true
+      ports:
+        description: TCP ports to probe.
+        type: list
+        elements: int
+        required: true
+  fsync_path:
+    description:
+      - Measure etcd's disk latency here (writes of 2300 bytes, each followed by fdatasync, in a
+        scratch file removed afterwards, in the nearest existing parent directory). Empty skips it.
+    type: path
+  fsync_samples:
+    description: Number of write + fdatasync samples.
+    type: int
+    default: 200
+  max_fsync_ms:
+    description: Highest acceptable p99 fdatasync latency in milliseconds (kubekey and etcd's guidance 10 ms).
+    type: float
+    default: 10
+  max_time_skew_s:
+    description:
+      - Highest acceptable clock difference to the controller, in seconds. Evaluated by the
+        action plugin of the same name on the controller (the host's clock is read at the start of
+        the module; the transport time is the measurement's uncertainty and is not held against the host).
+    type: float
+    default: 1
 """
 
 EXAMPLES = r"""
@@ -128,12 +170,15 @@ facts:
   type: dict
 """
 
+import time
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import host_probe, precheck_rules
 
 
 def main():
+    started = time.time()
     module = AnsibleModule(
         argument_spec=dict(
             min_cpu=dict(type="int", default=2),
@@ -149,11 +194,22 @@ def main():
             commands=dict(type="list", elements="str", default=[]),
             ports=dict(type="list", elements="int", default=[]),
             swap=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),
+            peers=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True), address=dict(type="str", required=True),
+                ports=dict(type="list", elements="int", required=True))),
+            fsync_path=dict(type="path"),
+            fsync_samples=dict(type="int", default=200),
+            max_fsync_ms=dict(type="float", default=10),
+            max_time_skew_s=dict(type="float", default=1),
         ),
         supports_check_mode=True,
     )
     p = module.params
     facts = host_probe.gather(paths=[d["path"] for d in p["disk"]], commands=p["commands"])
+    facts.update(host_probe.gather_more(hostname=facts["hostname"], peers=p["peers"],
+                                        fsync_path=p["fsync_path"], fsync_samples=p["fsync_samples"]))
+    # the clock as read when the module started, and how long the module worked since
+    facts["time"], facts["elapsed"] = started, time.time() - started
     results = precheck_rules.evaluate(facts, p)
     module.exit_json(changed=False, checks=results, failed_checks=precheck_rules.failures(results),
                      table=precheck_rules.format_table(results), facts=facts)

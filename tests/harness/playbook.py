@@ -54,8 +54,18 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
     return PlaybookRun(argv, res.returncode, res.stdout)
 
 
-def converge_twice(playbook, inventory, *args, **kw) -> tuple[PlaybookRun, PlaybookRun]:
-    """Converge, converge again; the second run must change nothing and fail nowhere."""
+NO_RESUME = ("-e", '{"tke_resume": false}')
+
+
+def converge_twice(playbook, inventory, *args, resume: bool = False, **kw) -> tuple[PlaybookRun, PlaybookRun]:
+    """Converge, converge again; the second run must change nothing and fail nowhere.
+
+    By default the install journal's resume is off (tke_resume=false), so the second run really
+    runs every task again instead of skipping phases the journal has done: that is what proves
+    the roles idempotent. Resume itself is tested in test_install_orchestration.py.
+    """
+    if not resume:
+        args = (*args, *NO_RESUME)
     first = run_playbook(playbook, inventory, *args, **kw)
     assert first.rc == 0, first.explain()
     second = run_playbook(playbook, inventory, *args, **kw)

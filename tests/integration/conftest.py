@@ -5,14 +5,22 @@ destroyed at the end whatever happens. Scenarios that need a fresh machine call
 testhosts.reset(...).
 """
 import os
+import signal
 
 import pytest
 
 from harness.testhosts import TestHosts
 
 
+def _terminate(signum, frame):
+    # SIGTERM/SIGHUP end the run like Ctrl-C does, so the session fixture's teardown still runs
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @pytest.fixture(scope="session")
 def testhosts():
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     hosts = TestHosts(th_id=int(os.environ.get("TH_ID", "1")), count=3)
     hosts.prepare()
     try:

@@ -64,3 +64,29 @@ def test_table_is_aligned_and_truncates_long_cells():
     assert any(line.rstrip().endswith("FAIL") and "~" in line for line in lines)
     status_col = lines[0].index("STATUS")
     assert all(line[status_col:].split()[0] in {"STATUS", "PASS", "WARN", "FAIL"} for line in lines)
+
+
+def test_more_checks_only_when_gathered_and_with_messages():
+    more = {**GOOD, "hostname": "n1", "hostname_addresses": [], "selinux": "enforcing", "firewall": "ufw",
+            "reachability": {"h2:22": "closed", "h2:6443": "blocked", "h3:22": "open"},
+            "fsync": {"p99_ms": 12.5, "max_ms": 20.0, "dir": "/var/lib"}}
+    res = by_check(r.evaluate(more, {**LIMITS, "max_fsync_ms": 10}))
+    assert res["hostname resolvable"]["status"] == "warn"
+    assert res["selinux"]["status"] == "warn" and res["firewall"]["status"] == "warn"
+    assert res["reach h2"]["message"] == "cannot reach h2 on port(s) 6443 (dropped or no route)"
+    assert res["reach h3"]["status"] == "pass"
+    assert res["etcd disk fsync p99"]["message"].startswith("fdatasync p99 12.5 ms is above 10 ms")
+    assert by_check(r.evaluate({**more, "fsync": {"p99_ms": 10, "max_ms": 10, "dir": "/"}}, LIMITS))[
+        "etcd disk fsync p99"]["status"] == "pass"
+
+
+def test_time_skew_allows_for_the_measurement_window():
+    assert r.check_time_skew(1.2, 1.3, 1)["status"] == "pass"
+    bad = r.check_time_skew(-5.0, 0.5, 1)
+    assert bad["status"] == "fail" and "differs from the controller by 5.00 s" in bad["message"]
+
+
+def test_duplicate_hostnames():
+    res = r.duplicate_hostnames({"h1": "node", "h2": "NODE", "h3": "other"})
+    assert res["h1"]["message"] == "hostname node is also the hostname of h2"
+    assert res["h3"]["status"] == "pass"

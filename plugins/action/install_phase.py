@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Start or finish a phase of install.yml against the install journal on the controller."""
+from __future__ import annotations
+
+# Documentation: plugins/modules/install_phase.py (ansible-doc reads it there).
+
+import os
+import time
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_text
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal as ij
+from ansible_collections.offline_pot.tke.plugins.module_utils._controller import (
+    read_text, tree_digest, utc_now, write_private)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("phase", "state", "journal", "force", "skip", "resume", "hosts"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        phase, state = args.get("phase"), args.get("state")
+        if phase not in ij.PHASE_NAMES:
+            raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
+        if state not in ("start", "done"):
+            raise AnsibleActionFail("install_phase: state must be start or done")
+
+        def var(name, default=None):
+            value = task_vars.get(name, default)
+            return self._templar.template(value) if isinstance(value, str) else value
+
+        path = args.get("journal") or os.path.join(to_text(var("tke_state_dir")), "journal.json")
+        try:
+            force = ij.parse_phase_list(args.get("force", var("force_phases")), "force_phases")
+            skip = ij.parse_phase_list(args.get("skip", var("tke_skip_phases")), "tke_skip_phases")
+            journal = ij.load(read_text(path))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{path}: {exc}" if "journal" in str(exc) else str(exc))
+        resume = args.get("resume", var("tke_resume", True))
+        resume = resume if isinstance(resume, bool) else str(resume).lower() in ("1", "true", "yes")
+
+        hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
+        number, total = ij.phase_number(phase)
+        title = f"phase {number}/{total} {phase}"
+
+        if state == "start":
+            fingerprints = self._fingerprints(phase, hosts, task_vars)
+            decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume)
+            # the inputs as the phase starts are what it is recorded with (variables registered
+            # during the phase must not count as inputs)
+            journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints}
+            parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
+            if decision["skip"]:
+                reasons = sorted(set(decision["skip"].values()))
+                for reason in reasons:
+                    names = [h for h, r in decision["skip"].items() if r == reason]
+                    parts.append(f"skipping {', '.join(names)} ({reason})")
+            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts))
+        else:
+            running = journal.get("running", {}).pop(phase, None) or {}
+            at_start = running.get("fingerprints") or self._fingerprints(phase, hosts, task_vars)
+            journal = ij.record(journal, phase, {h: at_start[h] for h in hosts if h in at_start}, utc_now())
+            elapsed = f" in {time.time() - running['started']:.1f} s" if "started" in running else ""
+            result["banner"] = f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}"
+        if not self._task.check_mode:
+            write_private(path, ij.dump(journal))
+        result.update(changed=False, step=journal.get("step", 0), journal=path)
+        return result
+
+    def _fingerprints(self, phase, hosts, task_vars):
+        prefixes = ij.input_prefixes(phase)
+        code = tree_digest("roles", "plugins", "playbooks")
+        hostvars = task_vars.get("hostvars", {})
+        out = {}
+        for host in hosts:
+            hv = hostvars.get(host, {})
+            keys = [k for k in hv if k.startswith(tuple(prefixes))] if prefixes else []
+            inputs = {k: self._templar.template(hv[k]) for k in sorted(keys)}
+            out[host] = ij.fingerprint(phase, code, inputs, sorted(hv.get("group_names", [])),
+                                       hv.get("ansible_host", host))
+        return out

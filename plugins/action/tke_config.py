@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Render tke.json on the controller from the inventory (documentation: plugins/modules/tke_config.py)."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_text
+from ansible.plugins.action import ActionBase
+from ansible.template import trust_as_template
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import tke_config
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
+
+TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "tke.json.j2")
+
+
+def read_secrets(model, hostvars, templar):
+    """Per-master password and private key, read on the controller (never returned)."""
+    out = {}
+    for host in model["groups"].get("masters", []):
+        hv = hostvars[host]
+        entry = {}
+        for var in ("ansible_password", "ansible_ssh_pass"):
+            if var in hv and hv[var]:
+                entry["password"] = to_text(hv[var])
+                break
+        for var in ("ansible_ssh_private_key_file", "ansible_private_key_file"):
+            if var in hv and hv[var]:
+                path = os.path.expanduser(to_text(hv[var]))
+                if os.path.isfile(path):
+                    with open(path, encoding="utf-8") as fh:
+                        entry["private_key"] = fh.read()
+                break
+        out[host] = entry
+    return out
+
+
+class ActionModule(ActionBase):
+    _requires_connection = False
+    _VALID_ARGS = frozenset(("dest", "step", "template"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        dest = args.get("dest") or os.path.join(self._templar.template(task_vars["tke_state_dir"]), "tke.json")
+        dest = os.path.expanduser(to_text(dest))
+        source = args.get("template") or TEMPLATE
+        try:
+            with open(dest, encoding="utf-8") as fh:
+                before = fh.read()
+        except FileNotFoundError:
+            before = None
+        step = args.get("step")
+        step = tke_config.existing_step(before or "") if step is None else int(step)
+
+        model = inventory_model.build(task_vars, self._templar)
+        secrets = read_secrets(model, task_vars.get("hostvars", {}), self._templar)
+        ctx = tke_config.context(model, secrets, step=step)
+        with open(source, encoding="utf-8") as fh:
+            template_text = trust_as_template(fh.read())
+        templar = self._templar.copy_with_new_env(available_variables={"tke": ctx})
+        rendered = templar.template(template_text, escape_backslashes=False)
+        try:
+            text = tke_config.canonical(to_text(rendered))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{source} did not render valid JSON: {exc}") from None
+
+        mode_ok = before is not None and (os.stat(dest).st_mode & 0o777) == 0o600
+        changed = before != text or not mode_ok
+        if changed and not self._task.check_mode:
+            directory = os.path.dirname(dest)
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=".tke.json.")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                os.chmod(tmp_path, 0o600)
+                os.replace(tmp_path, dest)
+            except BaseException:
+                if os.path.exists(tmp_path):
+                    os.unlink(tmp_path)
+                raise
+        result.update(changed=changed, dest=dest, step=step, mode=ctx["ha_mode"],
+                      machines=len(ctx["machines"]))
+        return result

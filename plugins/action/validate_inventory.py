@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Check the whole inventory on the controller and report every problem at once
+(documentation: plugins/modules/validate_inventory.py)."""
+from __future__ import annotations
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import inventory_rules
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
+
+
+def spec_problems(host, hostvars, specs, settings):
+    """Argument-spec, unknown-variable and cluster-consistency problems of one host."""
+    out = []
+    prefixes = {f"{role}_": role for role in specs}
+    for name in inventory_model.explicit_vars(hostvars, prefixes):
+        role = next(r for p, r in prefixes.items() if name.startswith(p))
+        if name not in specs[role]:
+            out.append(inventory_rules.problem(f"host {host}", name, f"unknown variable: role {role} has no such "
+                                               "option (see docs/inventory.md)"))
+    for role, options in sorted(specs.items()):
+        provided = {}
+        for name in options:
+            if name in hostvars:
+                try:
+                    provided[name] = hostvars[name]
+                except Exception as exc:  # pylint: disable=broad-except
+                    # a value built on a role default (e.g. "{{ tke_api_port }}") cannot be templated
+                    # outside the play; the role's own argument spec check covers it when it runs
+                    if "undefined" not in str(exc).lower():
+                        out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc}"))
+        if not provided:
+            continue
+        result = ArgumentSpecValidator(options).validate(provided)
+        for err in result.errors:
+            text = str(err)
+            name = next((n for n in sorted(provided, key=len, reverse=True) if n in text), role)
+            out.append(inventory_rules.problem(f"host {host}", name, text))
+        if role == "tke":
+            for name, value in sorted(result.validated_parameters.items()):
+                if name in provided and name in settings and value != settings[name] \
+                        and not options[name].get("no_log"):
+                    out.append(inventory_rules.problem(
+                        f"host {host}", name, f"set to {value!r} for this host but {settings[name]!r} for the "
+                        "cluster; cluster-wide tke_* settings belong in group_vars/all"))
+    return out
+
+
+class ActionModule(ActionBase):
+    _requires_connection = False
+    _VALID_ARGS = frozenset(("extra_problems",))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        model = inventory_model.build(task_vars, self._templar)
+        specs = inventory_model.role_specs()
+        problems = []
+        hostvars = task_vars.get("hostvars", {})
+        per_host = {}
+        for host in sorted(model["hosts"]):
+            for p in spec_problems(host, hostvars[host], specs, model["settings"]):
+                per_host.setdefault((p["variable"], p["message"]), []).append(host)
+        # a value set once in group_vars is reported once, naming every host that has it
+        for (variable, message), hosts in per_host.items():
+            scope = f"host {hosts[0]}" if len(hosts) == 1 else f"hosts {', '.join(hosts)}"
+            problems.append(inventory_rules.problem(scope, variable, message))
+        # a value the argument specs already rejected is not reported again by the cross-field rules
+        rejected = {p["variable"] for p in problems}
+        problems += [p for p in inventory_rules.check(model) if p["variable"] not in rejected]
+        lines = [inventory_rules.format_problem(p) for p in problems]
+        lines += [str(x) for x in self._task.args.get("extra_problems") or []]
+        result.update(changed=False, problems=lines, hosts=len(model["hosts"]))
+        if lines:
+            result["failed"] = True
+            result["msg"] = (f"The inventory has {len(lines)} problem(s); nothing was touched:\n"
+                             + "\n".join(f"- {line}" for line in lines))
+        else:
+            result["msg"] = f"inventory valid: {len(model['hosts'])} hosts"
+        return result

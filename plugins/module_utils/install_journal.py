@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""The install journal: which phase is done on which host, with a fingerprint of its inputs.
+
+Pure functions on plain data (the journal is a JSON document on the controller); the action
+plugin offline_pot.tke.install_phase does the I/O. Private to the collection.
+
+A phase is skipped on a host when the journal has it done there with the same fingerprint, it
+is not forced and resuming is on. A phase named in the skip list is skipped everywhere. The
+journal's `step` (TKE's tke.json `step`) is the position of the furthest phase done.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+FORMAT = 1
+
+# The phases of install.yml in order: (name, variable prefixes that are its inputs, together).
+# Hooks are phases too (their input is the hook file's content). A phase run "together" is one
+# whose hosts coordinate (a cluster forms, a first master leads, a VIP moves): when any of its
+# hosts needs it, it runs on all of them, so no host is missing when another relies on it.
+PHASES = (
+    ("validate", ("tke_",), True),
+    ("precheck", ("precheck_", "tke_"), False),
+    ("hook:pre-install", (), True),
+    ("offline", ("offline_", "site_pack_", "site_repo_", "tke_"), True),
+    ("host_init", ("host_init_", "tke_"), False),
+    ("pki", ("pki_", "tke_"), True),
+    ("runtime", ("runtime_", "container_runtime_", "containerd_", "tke_"), False),
+    ("registry", ("registry_", "tke_"), True),
+    ("etcd", ("etcd_", "tke_"), True),
+    ("ha", ("ha_", "keepalived_", "haproxy_", "tke_"), True),
+    ("control_plane", ("control_plane_", "kubelet_", "kubeadm_", "tke_"), True),
+    ("hook:post-cluster-ready", (), True),
+    ("nodes", ("nodes_", "kubelet_", "kubeadm_", "tke_"), False),
+    ("hook:post-install", (), True),
+)
+PHASE_NAMES = tuple(name for name, _, _ in PHASES)
+# Phases a user may name in tke_skip_phases / force_phases (hooks are skipped by removing them).
+USER_PHASES = tuple(n for n in PHASE_NAMES if not n.startswith("hook:"))
+
+
+def empty():
+    return {"format": FORMAT, "phases": {}, "step": 0}
+
+
+def load(text):
+    """Parse a journal; an empty or foreign document gives an empty journal."""
+    if not text or not text.strip():
+        return empty()
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"not an offline_pot.tke install journal of format {FORMAT}")
+    data.setdefault("phases", {})
+    return data
+
+
+def dump(journal):
+    return json.dumps(journal, indent=2, sort_keys=True) + "\n"
+
+
+def phase_number(phase):
+    """1-based position of a phase, and how many phases there are."""
+    return PHASE_NAMES.index(phase) + 1, len(PHASE_NAMES)
+
+
+def input_prefixes(phase):
+    return {name: prefixes for name, prefixes, _ in PHASES}[phase]
+
+
+def runs_together(phase):
+    return {name: together for name, _, together in PHASES}[phase]
+
+
+def select_inputs(host_vars, prefixes):
+    """The variables of one host that are a phase's inputs."""
+    return {k: host_vars[k] for k in sorted(host_vars) if k.startswith(tuple(prefixes))} if prefixes else {}
+
+
+def fingerprint(*parts):
+    """sha256 over a canonical JSON form of the parts (values that are not JSON become strings)."""
+    blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def parse_phase_list(value, what):
+    """'a,b' | ['a', 'b'] | 'all' -> a set of phase names; unknown names raise ValueError."""
+    if value in (None, "", []):
+        return set()
+    names = [n.strip() for n in value.split(",")] if isinstance(value, str) else [str(n).strip() for n in value]
+    names = [n for n in names if n]
+    if names == ["all"]:
+        return set(PHASE_NAMES)
+    unknown = sorted(set(names) - set(PHASE_NAMES))
+    if unknown:
+        raise ValueError(f"{what}: unknown phase(s) {', '.join(unknown)}; known: {', '.join(USER_PHASES)}")
+    return set(names)
+
+
+def decide(journal, phase, fingerprints, force=(), skip=(), resume=True):
+    """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now.
+
+    Returns {"run": [hosts], "skip": {host: reason}} with hosts in the given order. A phase that
+    runs together runs on every host as soon as one of them needs it.
+    """
+    run, skipped = [], {}
+    done = journal.get("phases", {}).get(phase, {})
+    for host, fp in fingerprints.items():
+        if phase in skip:
+            skipped[host] = "skipped: named in tke_skip_phases"
+        elif phase in force or not resume:
+            run.append(host)
+        elif done.get(host, {}).get("fingerprint") == fp:
+            skipped[host] = f"done {done[host].get('done_at', '')}, inputs unchanged".replace(" ,", ",")
+        else:
+            run.append(host)
+    if run and runs_together(phase):
+        run, skipped = list(fingerprints), {}
+    return {"run": run, "skip": skipped}
+
+
+def record(journal, phase, fingerprints, now):
+    """Mark the phase done on these hosts; returns the updated journal (the input is not changed)."""
+    new = json.loads(json.dumps(journal))
+    entry = new.setdefault("phases", {}).setdefault(phase, {})
+    for host, fp in fingerprints.items():
+        entry[host] = {"fingerprint": fp, "done_at": now}
+    new["step"] = step(new)
+    return new
+
+
+def step(journal):
+    """TKE's `step`: how far the install got - the position of the furthest phase done (0: none).
+
+    Phases without hosts in an inventory (etcd without an etcd group) never get an entry, so
+    this is the furthest phase reached, not a count of entries.
+    """
+    done = [PHASE_NAMES.index(name) + 1 for name in journal.get("phases", {}) if name in PHASE_NAMES]
+    return max(done, default=0)

@@ -1,0 +1,218 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.31.
+
+Private to the collection. Pure functions, no Ansible import (unit-tested in
+tests/unit/plugins/module_utils/test_kubeadm_config.py). Hosts may lack PyYAML, so the
+documents are emitted by the small YAML writer at the end of this file.
+
+API versions (kubeadm reference, "kubeadm Configuration (v1beta3)" and "(v1beta4)"):
+v1beta3 for 1.28-1.30; v1beta4 from 1.31, where extraArgs become lists of {name, value}.
+KubeletConfiguration is kubelet.config.k8s.io/v1beta1, KubeProxyConfiguration
+kubeproxy.config.k8s.io/v1alpha1 for every supported version.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import kubeadm_api_version
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def service_ip(cidr: str, n: int) -> str:
+    """The n-th address of a CIDR (1: kubernetes service, 10: cluster DNS)."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    return str(net.network_address + n)
+
+
+def _extra_args(args: dict | None, v4: bool):
+    args = {str(k): str(v) for k, v in (args or {}).items()}
+    if v4:
+        return [{"name": k, "value": v} for k, v in sorted(args.items())]
+    return dict(sorted(args.items()))
+
+
+def _cidr(value: str, what: str) -> str:
+    try:
+        return str(ipaddress.ip_network(value, strict=True))
+    except ValueError as e:
+        raise ConfigError(f"{what}: {value!r} is not a CIDR ({e})") from None
+
+
+# Files the pki phase puts on every node before it joins (its CA and its own kubelet.conf, issued
+# by the collection's authority so certificates never surprise): kubeadm join's preflight would
+# refuse them as "already exists".
+JOIN_PREPROVISIONED = ("FileAvailable--etc-kubernetes-kubelet.conf", "FileAvailable--etc-kubernetes-pki-ca.crt")
+
+
+def _node_registration(node: dict, v4: bool, control_plane: bool, joining: bool = False) -> dict:
+    reg = {"name": node["name"], "criSocket": node.get("cri_socket") or "unix:///run/containerd/containerd.sock",
+           "imagePullPolicy": "IfNotPresent",
+           "kubeletExtraArgs": _extra_args(node.get("kubelet_extra_args"), v4)}
+    if joining:
+        reg["ignorePreflightErrors"] = list(JOIN_PREPROVISIONED)
+    taints = node.get("taints")
+    if taints is None:
+        taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}] if control_plane else []
+    reg["taints"] = taints
+    return reg
+
+
+def build(kind: str, version: str, cluster: dict, node: dict, join: dict | None = None) -> list[dict]:
+    """Documents of the kubeadm configuration file for this node.
+
+    kind: init (first master: Init + Cluster + Kubelet + KubeProxy configuration) or join
+    (JoinConfiguration; the cluster's settings come from the kubeadm-config ConfigMap).
+    """
+    api = kubeadm_api_version(version)
+    v4 = api.endswith("v1beta4")
+    if kind not in ("init", "join"):
+        raise ConfigError(f"kind must be init or join, not {kind!r}")
+    address = node.get("advertise_address") or ""
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        raise ConfigError(f"node advertise address {address!r} is not an IP address") from None
+    port = int(cluster.get("api_port", 6443))
+    if kind == "join":
+        join = join or {}
+        for key in ("api_server_endpoint", "token", "ca_cert_hash"):
+            if not join.get(key):
+                raise ConfigError(f"join: {key} is required")
+        doc = {"apiVersion": api, "kind": "JoinConfiguration",
+               "nodeRegistration": _node_registration(node, v4, bool(join.get("control_plane")), joining=True),
+               "discovery": {"bootstrapToken": {"apiServerEndpoint": join["api_server_endpoint"],
+                                                "token": join["token"],
+                                                "caCertHashes": [join["ca_cert_hash"]]}}}
+        if join.get("control_plane"):
+            cp = {"localAPIEndpoint": {"advertiseAddress": address, "bindPort": port}}
+            if join.get("certificate_key"):
+                cp["certificateKey"] = join["certificate_key"]
+            doc["controlPlane"] = cp
+        return [doc]
+
+    pod_cidr = _cidr(cluster["pod_cidr"], "pod CIDR")
+    svc_cidr = _cidr(cluster["service_cidr"], "service CIDR")
+    if ipaddress.ip_network(pod_cidr).overlaps(ipaddress.ip_network(svc_cidr)):
+        raise ConfigError(f"pod CIDR {pod_cidr} overlaps service CIDR {svc_cidr}")
+    mask = int(cluster.get("node_cidr_mask", 24))
+    if mask <= ipaddress.ip_network(pod_cidr).prefixlen:
+        raise ConfigError(f"node CIDR mask /{mask} must be longer than the pod CIDR {pod_cidr}")
+    endpoint = cluster["control_plane_endpoint"]
+    if not re.match(r"^[A-Za-z0-9.\-]+:\d+$", endpoint):
+        raise ConfigError(f"control plane endpoint {endpoint!r} must be host:port")
+
+    init = {"apiVersion": api, "kind": "InitConfiguration",
+            "localAPIEndpoint": {"advertiseAddress": address, "bindPort": port},
+            "nodeRegistration": _node_registration(node, v4, True),
+            "bootstrapTokens": [{"groups": ["system:bootstrappers:kubeadm:default-node-token"],
+                                 "ttl": "24h0m0s", "usages": ["signing", "authentication"],
+                                 "description": "kubeadm init default token (unused by offline_pot.tke)"}]}
+    cm_args = {"allocate-node-cidrs": "true", "cluster-cidr": pod_cidr,
+               "node-cidr-mask-size": str(mask), **(cluster.get("controller_manager_extra_args") or {})}
+    etcd = cluster.get("etcd") or {}
+    if etcd.get("external"):
+        ext = etcd["external"]
+        if not ext.get("endpoints"):
+            raise ConfigError("external etcd: endpoints are required")
+        for ep in ext["endpoints"]:
+            if not re.match(r"^https://[A-Za-z0-9.\-\[\]:]+:\d+$", ep):
+                raise ConfigError(f"external etcd endpoint {ep!r} must be https://host:port")
+        etcd_doc = {"external": {"endpoints": list(ext["endpoints"]),
+                                 "caFile": ext.get("ca_file") or "/etc/kubernetes/pki/etcd/ca.crt",
+                                 "certFile": ext.get("cert_file") or "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+                                 "keyFile": ext.get("key_file") or "/etc/kubernetes/pki/apiserver-etcd-client.key"}}
+    else:
+        local = etcd.get("local") or {}
+        etcd_doc = {"local": {"dataDir": local.get("data_dir") or "/var/lib/etcd",
+                              "extraArgs": _extra_args({"quota-backend-bytes": "6442450944",
+                                                        **(local.get("extra_args") or {})}, v4),
+                              "serverCertSANs": list(local.get("server_cert_sans") or []),
+                              "peerCertSANs": list(local.get("peer_cert_sans") or [])}}
+    cluster_doc = {
+        "apiVersion": api, "kind": "ClusterConfiguration",
+        "clusterName": cluster.get("name") or "kubernetes",
+        "kubernetesVersion": "v" + str(version).lstrip("v"),
+        "controlPlaneEndpoint": endpoint,
+        "imageRepository": cluster["image_repository"],
+        "certificatesDir": "/etc/kubernetes/pki",
+        "networking": {"podSubnet": pod_cidr, "serviceSubnet": svc_cidr,
+                       "dnsDomain": cluster.get("dns_domain") or "cluster.local"},
+        "apiServer": {"certSANs": list(cluster.get("apiserver_cert_sans") or []),
+                      "extraArgs": _extra_args(cluster.get("apiserver_extra_args"), v4)},
+        "controllerManager": {"extraArgs": _extra_args(cm_args, v4)},
+        "scheduler": {"extraArgs": _extra_args(cluster.get("scheduler_extra_args"), v4)},
+        "etcd": etcd_doc,
+    }
+    reserved = {"cpu": "100m", "memory": "500Mi"}
+    kubelet_doc = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+        "cgroupDriver": "systemd",
+        "clusterDNS": [service_ip(svc_cidr, 10)],
+        "clusterDomain": cluster.get("dns_domain") or "cluster.local",
+        "maxPods": int(cluster.get("max_pods", 110)),
+        "kubeReserved": dict(cluster.get("kube_reserved") or reserved),
+        "systemReserved": dict(cluster.get("system_reserved") or reserved),
+    }
+    mode = cluster.get("proxy_mode", "ipvs")
+    if mode not in ("ipvs", "iptables"):
+        raise ConfigError(f"kube-proxy mode must be ipvs or iptables, not {mode!r}")
+    exclude = [_cidr(c, "kube-proxy excluded CIDR") for c in cluster.get("proxy_exclude_cidrs") or []]
+    proxy_doc = {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
+                 "mode": mode, "clusterCIDR": pod_cidr, "ipvs": {"excludeCIDRs": exclude}}
+    return [init, cluster_doc, kubelet_doc, proxy_doc]
+
+
+# --- a small YAML writer (block style, JSON-quoted strings when needed) -------------------
+_PLAIN = re.compile(r"^[A-Za-z0-9_./:@\-][A-Za-z0-9_./:@\- ]*$")
+_RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
+
+
+def _scalar(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    s = str(v)
+    if (_PLAIN.match(s) and s.lower() not in _RESERVED and not s.endswith(" ") and ": " not in s
+            and not re.match(r"^[-+.\d]", s) and not s.endswith(":")):
+        return s
+    return json.dumps(s)
+
+
+def _emit(value, indent: int) -> list[str]:
+    pad = " " * indent
+    lines = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, dict) and v:
+                lines.append(f"{pad}{k}:")
+                lines += _emit(v, indent + 2)
+            elif isinstance(v, list) and v:
+                lines.append(f"{pad}{k}:")
+                lines += _emit(v, indent)
+            else:
+                lines.append(f"{pad}{k}: {'{}' if v == {} else '[]' if v == [] else _scalar(v)}")
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                sub = _emit(item, indent + 2)
+                sub[0] = f"{pad}- " + sub[0].lstrip()
+                lines += sub
+            else:
+                lines.append(f"{pad}- {'{}' if item == {} else '[]' if item == [] else _scalar(item)}")
+    else:
+        lines.append(pad + _scalar(value))
+    return lines
+
+
+def to_yaml(documents: list[dict]) -> str:
+    return "".join("---\n" + "\n".join(_emit(d, 0)) + "\n" for d in documents)

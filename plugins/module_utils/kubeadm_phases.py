@@ -1,0 +1,198 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Which kubeadm phase produces which files, and whether a phase must run.
+
+Private to the collection. Pure functions, no Ansible import: unit-tested in
+tests/unit/plugins/module_utils/test_kubeadm_phases.py.
+
+Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.31 and
+cmd/kubeadm/app/cmd/phases/{init,join}): file names below are the ones kubeadm writes under
+/etc/kubernetes (kubeconfigs, pki/, manifests/) and /var/lib/kubelet.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+SUPPORTED_MINORS = (28, 29, 30, 31)
+
+# certificate pairs written by "certs all" (relative to the cert dir)
+_CA_PAIRS = ("ca", "front-proxy-ca")
+_LEAF_PAIRS = ("apiserver", "apiserver-kubelet-client", "front-proxy-client")
+_ETCD_PAIRS = ("etcd/ca", "etcd/server", "etcd/peer", "etcd/healthcheck-client", "apiserver-etcd-client")
+
+
+def minor(version: str) -> int:
+    """Minor number of a Kubernetes version such as "1.30.4" or "v1.30.4"."""
+    m = re.match(r"^v?1\.(\d+)\.\d+$", str(version).strip())
+    if not m:
+        raise ValueError(f"not a Kubernetes version: {version!r}")
+    return int(m.group(1))
+
+
+def kubeadm_api_version(version: str) -> str:
+    """kubeadm configuration API for a Kubernetes version: v1beta3 up to 1.30, v1beta4 from 1.31."""
+    m = minor(version)
+    if m not in SUPPORTED_MINORS:
+        raise ValueError(f"Kubernetes {version} is not supported (1.{SUPPORTED_MINORS[0]}-1.{SUPPORTED_MINORS[-1]})")
+    return "kubeadm.k8s.io/v1beta4" if m >= 31 else "kubeadm.k8s.io/v1beta3"
+
+
+def _pairs(names):
+    out = []
+    for n in names:
+        out += [f"pki/{n}.crt", f"pki/{n}.key"]
+    return out
+
+
+def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool = True) -> list[str]:
+    """Files a phase produces, relative to /etc/kubernetes unless absolute.
+
+    An empty list means the phase acts on the cluster only (its result lives in the API
+    server): it runs when its fingerprint is missing or differs.
+    """
+    m = minor(version)
+    kubelet = ["/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"]
+    control_plane = [f"manifests/{c}.yaml" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")]
+    etcd_pairs = _pairs(_ETCD_PAIRS) if stacked_etcd else []
+    table = {
+        ("init", "kubelet-start"): kubelet,
+        ("init", "certs all"): _pairs(_CA_PAIRS + _LEAF_PAIRS) + etcd_pairs + ["pki/sa.key", "pki/sa.pub"],
+        ("init", "kubeconfig all"): ["admin.conf", "kubelet.conf", "controller-manager.conf", "scheduler.conf"]
+        + (["super-admin.conf"] if m >= 29 else []),
+        ("init", "control-plane all"): control_plane,
+        ("init", "etcd local"): ["manifests/etcd.yaml"],
+        ("init", "upload-config all"): [],
+        ("init", "upload-certs"): [],
+        ("init", "mark-control-plane"): [],
+        ("init", "bootstrap-token"): [],
+        ("init", "addon all"): [],
+        ("join", "preflight"): [],
+        ("join", "control-plane-prepare all"): _pairs(_LEAF_PAIRS)
+        + [p for p in etcd_pairs if not p.startswith("pki/etcd/ca")]
+        + ["admin.conf", "controller-manager.conf", "scheduler.conf"] + control_plane,
+        ("join", "kubelet-start"): ["kubelet.conf"] + kubelet,
+        ("join", "control-plane-join all"): ["manifests/etcd.yaml"] if stacked_etcd else [],
+    }
+    try:
+        return list(table[(command, phase)])
+    except KeyError:
+        known = ", ".join(f"{c} phase {p}" for c, p in table)
+        raise ValueError(f"unknown phase 'kubeadm {command} phase {phase}' (known: {known})") from None
+
+
+# Phases that must have completed (fingerprint recorded) before a phase may run, so that a
+# failed phase stops the ones after it even when they are looped over in one task.
+_PREREQUISITES = {
+    ("init", "kubeconfig all"): ["certs all"],
+    ("init", "control-plane all"): ["certs all"],
+    ("init", "etcd local"): ["certs all"],
+    ("init", "upload-config all"): ["control-plane all"],
+    ("init", "mark-control-plane"): ["upload-config all"],
+    ("init", "bootstrap-token"): ["upload-config all"],
+    ("init", "addon all"): ["bootstrap-token"],
+    ("join", "control-plane-prepare all"): ["preflight"],
+    ("join", "kubelet-start"): ["preflight"],
+    ("join", "control-plane-join all"): ["control-plane-prepare all", "kubelet-start"],
+}
+
+
+def prerequisites(command: str, phase: str) -> list[str]:
+    """Phases of the same command that must have completed before this one."""
+    return list(_PREREQUISITES.get((command, phase), []))
+
+
+def absolute(paths: list[str], kubernetes_dir: str = "/etc/kubernetes") -> list[str]:
+    return [p if p.startswith("/") else f"{kubernetes_dir.rstrip('/')}/{p}" for p in paths]
+
+
+# --- secrets: never in fingerprints, diffs or returned output ------------------------------
+_SECRET_KEYS = ("token", "tlsBootstrapToken", "certificateKey")
+_SECRET_LINE = re.compile(r"^(\s*-?\s*(?:%s):\s*)(\S.*)$" % "|".join(_SECRET_KEYS), re.M)
+_SECRET_WHOLE_LINE = re.compile(r"^\s*-?\s*(?:%s):.*(?:\n|$)" % "|".join(_SECRET_KEYS), re.M)
+_SECRET_FLAGS = ("--certificate-key", "--token", "--discovery-token", "--tls-bootstrap-token")
+TOKEN_RE = re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")
+KEY_RE = re.compile(r"\b[a-f0-9]{64}\b")
+
+
+def mask_config(text: str) -> str:
+    """The configuration with secret values (bootstrap token, certificate key) replaced."""
+    return _SECRET_LINE.sub(lambda m: m.group(1) + '"<secret>"', text)
+
+
+def strip_secrets(text: str) -> str:
+    """The configuration without the lines holding secrets (for comparisons and fingerprints:
+    whether a join credential is present, rotated or absent does not change the result)."""
+    return _SECRET_WHOLE_LINE.sub("", text)
+
+
+def mask_args(args: list[str]) -> list[str]:
+    out, hide = [], False
+    for a in args:
+        if hide:
+            out.append("<secret>")
+            hide = False
+            continue
+        name, eq, _ = a.partition("=")
+        if name in _SECRET_FLAGS:
+            if eq:
+                out.append(f"{name}=<secret>")
+            else:
+                out.append(a)
+                hide = True
+            continue
+        out.append(a)
+    return out
+
+
+def redact(text: str) -> str:
+    """kubeadm output with bootstrap tokens and certificate keys blanked out."""
+    return KEY_RE.sub("<redacted>", TOKEN_RE.sub("<redacted>", text or ""))
+
+
+def fingerprint(command: str, phase: str, config_text: str, args: list[str]) -> str:
+    """sha256 over what a phase runs with: command, phase, config (secrets masked), arguments.
+
+    Join credentials (token, certificate key) are not configuration of the result: a rotated
+    token must not re-run the phases of a node that has joined.
+    """
+    h = hashlib.sha256()
+    for part in (command, phase, strip_secrets(config_text or ""), "\0".join(mask_args(list(args)))):
+        h.update(part.encode())
+        h.update(b"\0\0")
+    return h.hexdigest()
+
+
+# Phases that check a node before its first join only: once recorded they never run again
+# (kubeadm's join preflight fails on a node that has joined: its kubelet.conf exists).
+RUN_ONCE = {("join", "preflight")}
+
+
+def decide(missing: list[str], recorded: str | None, desired: str, force: bool = False,
+           once: bool = False) -> tuple[bool, str]:
+    """Whether a phase must run, and why (pure: the module gathers the facts)."""
+    if force:
+        return True, "forced"
+    if once and recorded is not None and not missing:
+        return False, "runs only before the node's first join (recorded)"
+    if missing:
+        return True, "missing: " + ", ".join(missing)
+    if recorded is None:
+        return True, "never ran with this tool (no fingerprint recorded)"
+    if recorded.strip() != desired:
+        return True, "configuration changed (fingerprint differs)"
+    return False, "artifacts present and configuration unchanged"
+
+
+def argv(kubeadm: str, command: str, phase: str, config: str, args: list[str]) -> list[str]:
+    return [kubeadm, command, "phase", *phase.split(), "--config", config, *args]
+
+
+def tail(text: str, lines: int = 25) -> str:
+    return "\n".join((text or "").rstrip().splitlines()[-lines:])
+
+
+def state_name(command: str, phase: str) -> str:
+    """File name (under the fingerprint directory) recording a phase's fingerprint."""
+    return f"{command}-{phase.replace(' ', '-')}.sha256"

@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""tke.json (TKEStack installer state form) from the inventory model: pure functions.
+
+context() turns the inventory model (plugin_utils.inventory_model.build) and the machines'
+secrets into the flat `tke` dict templates/tke.json.j2 renders; canonical() gives the stable
+text written to disk, so an unchanged inventory re-renders byte for byte (changed=0).
+Unit tests: tests/unit/plugins/module_utils/test_tke_config.py.
+"""
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+
+
+def b64(text):
+    """TKE stores []byte fields (passwords, private keys) base64-encoded."""
+    if text is None or text == "":
+        return ""
+    data = text if isinstance(text, bytes) else str(text).encode("utf-8")
+    return base64.b64encode(data).decode("ascii")
+
+
+def vrid(vip, configured=0):
+    """keepalived virtual_router_id: the configured one, else TKE's last VIP octet + 1 (1-255)."""
+    if configured:
+        return int(configured)
+    return (int(ipaddress.ip_address(vip)) & 0xFF) % 255 + 1
+
+
+def machine(host, secrets):
+    """One spec.machines entry: TKE's Machine {ip, port, username, password, privateKey}."""
+    entry = {"ip": host["address"], "port": host.get("port", 22), "username": host.get("user", "root")}
+    if secrets.get("password"):
+        entry["password"] = b64(secrets["password"])
+    if secrets.get("private_key"):
+        entry["privateKey"] = b64(secrets["private_key"])
+    return entry
+
+
+def context(model, secrets=None, step=0):
+    """The `tke` variable of templates/tke.json.j2.
+
+    secrets: {host: {"password": ..., "private_key": ...}} read on the controller.
+    step: TKE's resume point (the install journal sets it; 0 = from the start).
+    """
+    s, groups, hosts = model["settings"], model["groups"], model["hosts"]
+    secrets = secrets or {}
+    masters = groups.get("masters", [])
+    mode = s.get("tke_ha_mode", "none")
+    vip = str(s.get("tke_vip") or "")
+    svc = ipaddress.ip_network(s["tke_service_cidr"])
+    etcd_members = groups.get("etcd")
+    if etcd_members:
+        etcd = {"external": {"endpoints": [f"https://{hosts[h]['address']}:2379" for h in etcd_members]}}
+    else:
+        etcd = {"local": {"dataDir": "/var/lib/etcd"}}
+    alt = [s.get("tke_api_domain", "api.tke.com")] + ([vip] if vip and mode in ("keepalived", "thirdparty") else [])
+    return {
+        "cluster_name": s.get("tke_cluster_name", "global"),
+        "version": str(s.get("tke_k8s_version", "")).lstrip("v"),
+        "network_device": s.get("tke_network_interface") or "eth0",
+        "pod_cidr": s["tke_pod_cidr"],
+        "service_cidr": s["tke_service_cidr"],
+        "dns_domain": s.get("tke_dns_domain", "cluster.local"),
+        "alt_names": alt,
+        "ipvs": s.get("tke_proxy_mode", "ipvs") == "ipvs",
+        "master_schedule": not groups.get("workers"),
+        "ha_mode": mode,
+        "vip": vip,
+        "vport": int(s.get("tke_vport") or 6443),
+        "vrid": vrid(vip, s.get("tke_vrid") or 0) if mode == "keepalived" and vip else 0,
+        "skip_conditions": [],
+        "max_cluster_service_num": min(svc.num_addresses, 2 ** 20),
+        "max_pods": int(s.get("tke_max_pods", 256)),
+        "machines": [machine(hosts[h], secrets.get(h, {})) for h in masters],
+        "etcd": etcd,
+        "replicas": 1 if len(masters) < 2 else 2,
+        "admin_user": s.get("tke_admin_user", "admin"),
+        "admin_password_b64": b64(s.get("tke_admin_password", "")),
+        "registry_domain": s.get("tke_registry_domain", "registry.tke.com"),
+        "registry_namespace": s.get("tke_registry_namespace", "library"),
+        "gateway_domain": s.get("tke_gateway_domain", "console.tke.com"),
+        "skip_steps": [],
+        "step": int(step),
+    }
+
+
+def canonical(text_or_obj):
+    """Stable on-disk text: parsed, keys kept in template order, 2-space indent, final newline."""
+    obj = json.loads(text_or_obj) if isinstance(text_or_obj, str) else text_or_obj
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def existing_step(text):
+    """The step recorded in an existing tke.json, 0 when there is none or it cannot be read."""
+    try:
+        step = json.loads(text).get("step", 0)
+        return step if isinstance(step, int) and step >= 0 else 0
+    except (ValueError, AttributeError):
+        return 0

@@ -1,0 +1,90 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Documentation of the install_phase action plugin (plugins/action/install_phase.py), which does the work
+on the controller; there is no module code to run on a host."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: install_phase
+short_description: Journal a phase of install.yml - decide which hosts still need it, record it done
+version_added: 0.1.0
+description:
+  - Runs on the controller, once per phase (C(run_once)). With I(state=start) it computes, for every
+    host of the play, a fingerprint of the phase's inputs (the host's variables with the phase's
+    prefixes, its groups and address, and the code of the collection) and returns the hosts whose
+    phase is already done with the same fingerprint (C(skip_hosts)), so the play can end them at once.
+  - With I(state=done) it records the phase done on the hosts still in the play, with the time it took.
+  - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
+    journal is bookkeeping on the controller, so the task never reports C(changed). In check mode
+    nothing is written.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  phase:
+    description: Name of the phase (one of the phases of install.yml).
+    type: str
+    required: true
+  state:
+    description: C(start) decides which hosts run the phase; C(done) records it.
+    type: str
+    choices: [start, done]
+    required: true
+  journal:
+    description: Path of the journal. Defaults to C(<tke_state_dir>/journal.json).
+    type: path
+  force:
+    description: Phases to run even where done (C(-e force_phases=pki,etcd) or C(all)). Defaults to C(force_phases).
+    type: raw
+  skip:
+    description: Phases skipped everywhere. Defaults to C(tke_skip_phases).
+    type: raw
+  resume:
+    description: Skip what is done with unchanged inputs. Defaults to C(tke_resume), else true.
+    type: bool
+  hosts:
+    description:
+      - The hosts the phase is about. Defaults to the hosts still in the play (C(ansible_play_hosts)).
+      - A phase that ends in a later play than it started (pki restarts etcd members one at a time)
+        passes the hosts that ran it.
+    type: list
+    elements: str
+"""
+
+EXAMPLES = r"""
+- name: Journal - which hosts still need this phase
+  offline_pot.tke.install_phase:
+    phase: host_init
+    state: start
+  run_once: true
+  delegate_to: localhost
+  register: tke_phase
+"""
+
+RETURN = r"""
+skip_hosts:
+  description: Hosts that skip the phase, with the reason.
+  returned: state=start
+  type: dict
+run_hosts:
+  description: Hosts that run the phase.
+  returned: state=start
+  type: list
+banner:
+  description: One line saying the phase's number, name, hosts and (state=done) how long it took.
+  returned: always
+  type: str
+step:
+  description: The journal's step after this call.
+  returned: always
+  type: int
+"""

@@ -1,0 +1,223 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Documentation of the k8s_pki action plugin (plugins/action/k8s_pki.py does the work)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: k8s_pki
+short_description: The cluster's certificate authority, on the controller
+version_added: 0.1.0
+description:
+  - Keeps the whole PKI of a cluster in one directory on the controller - kubeadm's set (C(ca),
+    C(apiserver), C(apiserver-kubelet-client), C(front-proxy-ca), C(front-proxy-client), C(etcd/ca),
+    per-member C(etcd/server) and C(etcd/peer), C(etcd/healthcheck-client), C(apiserver-etcd-client),
+    C(sa.key)/C(sa.pub)), kubeadm's kubeconfigs (admin, super-admin from 1.29, controller-manager,
+    scheduler, kubelet per node) and TKE's extras (registry/gateway server certificate, admin and
+    webhook client certificates).
+  - Decides before it acts. An existing certificate is kept unless it is missing, its key does not
+    match, it is not signed by the current CA, its subject or usages differ, it misses a required SAN,
+    it is within the renewal window, or it is forced; every re-issued certificate is reported with
+    its reason. Renewal keeps the existing key. CAs are never renewed for their age (a warning is
+    returned instead); name a CA in O(force) to replace it.
+  - Writes only files whose bytes change; directories 0700, keys and kubeconfigs 0600. Never returns
+    a key. This is an action plugin - it runs on the controller whatever the task's host.
+  - Returns, per host, the files that host needs (see RV(host_files)); M(offline_pot.tke.pki_distribute)
+    writes them.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: The diff lists the re-issued certificates with subject, SANs, expiry and serial before and after.
+  idempotent:
+    support: full
+  action:
+    support: full
+options:
+  pki_dir:
+    description: Controller directory holding the PKI (created 0700).
+    type: path
+    required: true
+  cluster:
+    description: What the certificates are for.
+    type: dict
+    required: true
+    suboptions:
+      masters:
+        description: Control-plane hosts, each C({name, ip}).
+        type: list
+        elements: dict
+        required: true
+      nodes:
+        description: Every host running a kubelet (masters are added automatically).
+        type: list
+        elements: dict
+        default: []
+      etcd:
+        description: External etcd members; empty means etcd is stacked on the masters.
+        type: list
+        elements: dict
+        default: []
+      registry:
+        description: Registry hosts (they receive the server certificate as registry.crt).
+        type: list
+        elements: dict
+        default: []
+      machines:
+        description: Every host of the site; their names and addresses go into the TKE server certificate.
+        type: list
+        elements: dict
+        default: []
+      name:
+        description: Cluster name in the kubeconfigs (kubeadm's clusterName).
+        type: str
+        default: kubernetes
+      k8s_version:
+        description: Kubernetes version; 1.29 and later get super-admin.conf and C(kubeadm:cluster-admins).
+        type: str
+        default: "1.30.4"
+      vip:
+        description: VIP or load balancer address (apiserver and server certificate SAN).
+        type: str
+        default: ""
+      api_domain:
+        description: DNS name of the API endpoint.
+        type: str
+        default: api.tke.com
+      api_port:
+        description: Port of each API server (controller-manager and scheduler kubeconfigs).
+        type: int
+        default: 6443
+      control_plane_endpoint:
+        description: host:port written into admin, super-admin and kubelet kubeconfigs; default api_domain:api_port.
+        type: str
+        default: ""
+      service_cidr:
+        description: Service network; its first address is an apiserver SAN.
+        type: str
+        default: 10.96.0.0/16
+      dns_domain:
+        description: Cluster DNS domain.
+        type: str
+        default: cluster.local
+      registry_domain:
+        description: Registry domain (SAN with its wildcard).
+        type: str
+        default: registry.tke.com
+      gateway_domain:
+        description: Gateway (console) domain.
+        type: str
+        default: console.tke.com
+      apiserver_extra_sans:
+        description: More apiserver SANs (names or addresses).
+        type: list
+        elements: str
+        default: []
+      etcd_extra_sans:
+        description: More etcd server and peer SANs.
+        type: list
+        elements: str
+        default: []
+      server_extra_sans:
+        description: More SANs of the TKE server certificate.
+        type: list
+        elements: str
+        default: []
+      ca_days:
+        description: Validity of newly issued CAs in days.
+        type: int
+        default: 3650
+      cert_days:
+        description: Validity of newly issued leaf certificates in days.
+        type: int
+        default: 365
+      key_type:
+        description: Key algorithm of new keys.
+        type: str
+        choices: [rsa, ecdsa]
+        default: rsa
+      rsa_bits:
+        description: RSA key size.
+        type: int
+        default: 2048
+  renew_days:
+    description: Re-issue a leaf certificate that has fewer than this many days left.
+    type: int
+    default: 30
+  force:
+    description: Certificate names to re-issue whatever their state (for example C(apiserver),
+      C(etcd/members/h1/server), C(sa)), or C(all) for every leaf certificate (not the CAs).
+    type: list
+    elements: str
+    default: []
+  user_cas:
+    description: CAs to import instead of generating, by name (C(ca), C(front-proxy-ca), C(etcd/ca)),
+      each C({cert, key}) paths on the controller.
+    type: dict
+    default: {}
+"""
+
+EXAMPLES = r"""
+- name: Issue or check the cluster's certificates
+  offline_pot.tke.k8s_pki:
+    pki_dir: "{{ tke_state_dir }}/pki"
+    cluster:
+      masters: [{name: m1, ip: 10.0.0.11}]
+      nodes: [{name: w1, ip: 10.0.0.21}]
+      vip: 10.0.0.100
+  run_once: true
+  register: pki
+
+- name: Renew the apiserver certificate now
+  offline_pot.tke.k8s_pki:
+    pki_dir: "{{ tke_state_dir }}/pki"
+    cluster: "{{ pki_cluster }}"
+    force: [apiserver]
+"""
+
+RETURN = r"""
+pki_dir:
+  description: Absolute path of the PKI directory.
+  returned: always
+  type: str
+actions:
+  description: The certificates issued, renewed or imported, each with the reason.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: apiserver, action: renewed, reason: "missing SANs: 10.0.0.200"}]
+report:
+  description: "One line per issued, renewed or imported certificate: C(<name>: <action> (<reason>))."
+  returned: always
+  type: list
+  elements: str
+  sample: ["apiserver: renewed (missing SANs: 10.0.0.200)"]
+reused:
+  description: Names of the certificates kept as they were.
+  returned: always
+  type: list
+  elements: str
+changed_files:
+  description: PKI files (relative paths) written, or that would be written in check mode.
+  returned: always
+  type: list
+  elements: str
+warnings:
+  description: CAs close to expiry (not renewed automatically).
+  returned: always
+  type: list
+  elements: str
+host_files:
+  description: Per host, the files it needs - C(src) (relative to pki_dir), C(dest) on the host, C(mode).
+  returned: always
+  type: dict
+certificates:
+  description: Per certificate, subject, issuer, SANs, not_after, days_left, serial (nothing secret).
+  returned: always
+  type: dict
+"""

@@ -1,0 +1,68 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Documentation of the pki_distribute action plugin (plugins/action/pki_distribute.py)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pki_distribute
+short_description: Copy a host's certificates, keys and kubeconfigs from the controller's PKI directory
+version_added: 0.1.0
+description:
+  - Reads the listed files from the PKI directory on the controller and writes them on the host with
+    M(offline_pot.tke.pki_files) in one round trip; reports changed only for files whose bytes or
+    mode differ. Contents are never logged.
+  - The file list usually comes from the RV(offline_pot.tke.k8s_pki#module:host_files) return value
+    of M(offline_pot.tke.k8s_pki).
+  - In check mode a source file that does not exist yet (the authority would issue it) counts as a change.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: Names the files that change with SHA-256 prefixes, never their content.
+  idempotent:
+    support: full
+  action:
+    support: full
+options:
+  pki_dir:
+    description: The PKI directory on the controller.
+    type: path
+    required: true
+  files:
+    description: The files, each C({src, dest, mode}); C(src) is relative to O(pki_dir).
+    type: list
+    elements: dict
+    required: true
+  pending_sources:
+    description:
+      - Sources (relative to O(pki_dir)) the authority would re-issue, usually the RV(offline_pot.tke.k8s_pki#module:changed_files)
+        of a check-mode run; in check mode their destinations count as changes. Ignored outside check mode.
+    type: list
+    elements: str
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Write what this host needs
+  offline_pot.tke.pki_distribute:
+    pki_dir: "{{ pki.pki_dir }}"
+    files: "{{ pki.host_files[inventory_hostname] }}"
+"""
+
+RETURN = r"""
+changed_files:
+  description: Host paths written (or that would be written in check mode).
+  returned: always
+  type: list
+  elements: str
+files:
+  description: Every managed path with its state before this run (absent, differs, mode, same, pending).
+  returned: always
+  type: dict
+"""

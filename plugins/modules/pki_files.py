@@ -1,0 +1,151 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Write a set of certificate, key and kubeconfig files on a host in one call."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pki_files
+short_description: Write certificates, keys and kubeconfigs on a host, only where the bytes differ
+version_added: 0.1.0
+description:
+  - Writes every given file whose content or mode differs from what is on the host, atomically
+    (temporary file and rename in the same directory), owned by the connecting user (root).
+    Missing parent directories are created 0755.
+  - Contents are never logged or returned. Usually called by M(offline_pot.tke.pki_distribute),
+    which reads the contents from the controller's PKI directory.
+author:
+  - offline_pot.tke developers
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: The diff names the files that change and their SHA-256 prefixes, never their content.
+  idempotent:
+    support: full
+options:
+  files:
+    description: The files to write.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      path:
+        description: Absolute path on the host.
+        type: path
+        required: true
+      content:
+        description: The file's content (not logged).
+        type: str
+        required: true
+      mode:
+        description: File mode, for example C("0600").
+        type: str
+        required: true
+"""
+
+EXAMPLES = r"""
+- name: Install a CA certificate
+  offline_pot.tke.pki_files:
+    files:
+      - path: /etc/tke/pki/ca.crt
+        content: "{{ lookup('ansible.builtin.file', 'pki/ca.crt') }}\n"
+        mode: "0644"
+"""
+
+RETURN = r"""
+changed_files:
+  description: Paths written (or that would be written in check mode).
+  returned: always
+  type: list
+  elements: str
+files:
+  description: Every managed path with its state before this run (absent, differs, mode, same).
+  returned: always
+  type: dict
+"""
+
+import hashlib
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def state_of(path, data, mode):
+    """absent | differs | mode | same."""
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            old = fh.read()
+    except FileNotFoundError:
+        return "absent", None
+    if old != data:
+        return "differs", old
+    if (st.st_mode & 0o7777) != mode:
+        return "mode", old
+    return "same", old
+
+
+def write(path, data, mode):
+    parent = os.path.dirname(path)
+    os.makedirs(parent, mode=0o755, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".pki-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def digest(data):
+    return "absent" if data is None else "sha256:" + hashlib.sha256(data).hexdigest()[:16]
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=dict(
+            path=dict(type="path", required=True),
+            content=dict(type="str", required=True, no_log=True),
+            mode=dict(type="str", required=True)))),
+        supports_check_mode=True,
+    )
+    states, changed, before, after = {}, [], [], []
+    for f in module.params["files"]:
+        path = f["path"]
+        if not os.path.isabs(path):
+            module.fail_json(msg=f"{path}: path must be absolute")
+        try:
+            mode = int(f["mode"], 8)
+        except ValueError:
+            module.fail_json(msg=f"{path}: mode {f['mode']!r} is not an octal mode")
+        data = f["content"].encode()
+        state, old = state_of(path, data, mode)
+        states[path] = state
+        if state == "same":
+            continue
+        changed.append(path)
+        before.append(f"{path} {digest(old)}\n")
+        after.append(f"{path} {digest(data)} mode {f['mode']}\n")
+        if not module.check_mode:
+            try:
+                write(path, data, mode)
+            except OSError as e:
+                module.fail_json(msg=f"{path}: {e}", changed_files=changed[:-1])
+    result = dict(changed=bool(changed), changed_files=changed, files=states)
+    if module._diff:
+        result["diff"] = {"before": "".join(before), "after": "".join(after)}
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

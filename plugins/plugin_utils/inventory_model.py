@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Controller side, private to the collection: read the inventory an action plugin sees into
+the plain model that module_utils.inventory_rules checks and the tke.json template renders.
+
+Only controller-side reads: group lists, per-host inventory variables (hostvars, templated on
+access) and the cluster-wide tke_* settings of the running play. No host is contacted.
+"""
+from __future__ import annotations
+
+import os
+
+import yaml
+
+ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "roles")
+GROUPS = ("masters", "workers", "etcd", "registry")
+# Connection variables that may name a host's address, in Ansible's order of precedence.
+ADDRESS_VARS = ("ansible_host", "ansible_ssh_host")
+
+
+def cluster_settings(task_vars, templar):
+    """Every tke_* variable the play sees (role defaults of offline_pot.tke.tke plus the
+    inventory), templated."""
+    names = sorted(k for k in task_vars if k.startswith("tke_"))
+    return {k: templar.template(task_vars[k]) for k in names}
+
+
+def _get(hostvars, key, default=None):
+    try:
+        return hostvars[key] if key in hostvars else default
+    except Exception:  # an undefined or broken template in the inventory is reported elsewhere
+        return default
+
+
+def host_model(name, hostvars):
+    address = next((_get(hostvars, v) for v in ADDRESS_VARS if _get(hostvars, v)), None) or name
+    return {
+        "address": str(address),
+        "connection": str(_get(hostvars, "ansible_connection", "ssh") or "ssh"),
+        "port": int(_get(hostvars, "ansible_port", 22) or 22),
+        "user": str(_get(hostvars, "ansible_user", "root") or "root"),
+        "password_set": bool(_get(hostvars, "ansible_password") or _get(hostvars, "ansible_ssh_pass")),
+        "key_set": bool(_get(hostvars, "ansible_ssh_private_key_file") or _get(hostvars, "ansible_private_key_file")),
+    }
+
+
+def build(task_vars, templar):
+    """{"groups": ..., "hosts": ..., "settings": ...} (see inventory_rules.check)."""
+    inv_groups = task_vars.get("groups", {})
+    groups = {g: list(inv_groups.get(g, [])) for g in GROUPS if g != "etcd"}
+    if "etcd" in inv_groups:
+        groups["etcd"] = list(inv_groups["etcd"])
+    hostvars = task_vars.get("hostvars", {})
+    hosts = {h: host_model(h, hostvars[h]) for h in inv_groups.get("all", []) if h != "localhost"}
+    return {"groups": groups, "hosts": hosts, "settings": cluster_settings(task_vars, templar)}
+
+
+def role_specs():
+    """{role: {option: spec}} from every role's meta/argument_specs.yml (entry point main)."""
+    specs = {}
+    for role in sorted(os.listdir(ROLES_DIR)):
+        path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
+        if os.path.isfile(path):
+            with open(path) as fh:
+                data = yaml.safe_load(fh) or {}
+            specs[role] = data.get("argument_specs", {}).get("main", {}).get("options", {}) or {}
+    return specs
+
+
+def explicit_vars(hostvars, prefixes):
+    """Names of the variables the inventory sets for a host whose name starts with a role prefix."""
+    return sorted(k for k in hostvars if any(k.startswith(p) for p in prefixes))

@@ -1,0 +1,109 @@
+"""Helpers of the HA scenarios: an HTTPS health responder standing in for the API server on a
+test host, and a watcher that records every time a host gains or loses the VIP."""
+from __future__ import annotations
+
+import datetime
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+RESPONDER = Path(__file__).resolve().parent / "fixtures" / "https_responder.py"
+GET = Path(__file__).resolve().parent / "fixtures" / "https_get.py"
+SENDER = Path(__file__).resolve().parent / "fixtures" / "vrrp_sender.py"
+
+
+def self_signed() -> tuple[bytes, bytes]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test-apiserver")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))
+
+
+def put(hosts, name: str, path: str, data: bytes, mode: str = "0600") -> None:
+    argv = ["ssh", "-q", "-i", hosts.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "BatchMode=yes", f"root@{hosts.ip(name)}",
+            f"mkdir -p $(dirname {path}) && cat > {path} && chmod {mode} {path}"]
+    subprocess.run(argv, input=data, check=True, timeout=60)
+
+
+def install_responder(hosts, names) -> None:
+    cert, key = self_signed()
+    for n in names:
+        put(hosts, n, "/root/responder/cert.pem", cert)
+        put(hosts, n, "/root/responder/key.pem", key)
+        put(hosts, n, "/root/responder/responder.py", RESPONDER.read_bytes(), "0644")
+        put(hosts, n, "/root/responder/get.py", GET.read_bytes(), "0644")
+
+
+def start_responder(hosts, name: str, port: int = 6443, unit: str = "test-apiserver", label: str = "") -> None:
+    hosts.ssh(name, f"systemctl is-active -q {unit} || systemd-run -q --unit={unit} python3 "
+                    f"/root/responder/responder.py {port} /root/responder/cert.pem /root/responder/key.pem {label}")
+    wait_until(lambda: hosts.ssh(name, get(f"https://127.0.0.1:{port}/healthz", 1),
+                                 check=False).returncode == 0, 10, f"{name}: responder on {port}")
+
+
+def get(url: str, timeout: float = 3) -> str:
+    """The command that fetches url on a test host (python, the hosts have no curl)."""
+    return f"python3 /root/responder/get.py {url} {timeout}"
+
+
+def stop_responder(hosts, name: str, unit: str = "test-apiserver") -> None:
+    hosts.ssh(name, f"systemctl stop {unit}; systemctl reset-failed {unit} 2>/dev/null; true")
+
+
+def wait_until(predicate, timeout: float, what: str, step: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+WATCH = ("while :; do if ip -o -4 addr show to {vip}/32 | grep -q .; then s=1; else s=0; fi; "
+         "if [ \"$s\" != \"$p\" ]; then echo \"$(date +%s.%N) $s\" >> /run/vipwatch.log; p=$s; fi; "
+         "sleep 0.05; done")
+
+
+def start_vip_watch(hosts, names, vip: str) -> None:
+    for n in names:
+        hosts.ssh(n, "systemctl stop vipwatch 2>/dev/null; systemctl reset-failed vipwatch 2>/dev/null; "
+                     "rm -f /run/vipwatch.log; systemd-run -q --unit=vipwatch /bin/bash -c "
+                     + shlex.quote(WATCH.format(vip=vip)))
+
+
+def vip_events(hosts, names) -> list[tuple[float, str, int]]:
+    """(time, host, 1 = gained / 0 = lost), in time order, from the watchers' logs."""
+    events = []
+    for n in names:
+        out = hosts.ssh(n, "cat /run/vipwatch.log 2>/dev/null", check=False).stdout
+        lines = [line.split() for line in out.split("\n") if line.strip()]
+        if lines and lines[0][1] == "0":
+            lines = lines[1:]  # the watcher's first line is the state it started in
+        events += [(float(t), n, int(s)) for t, s in lines]
+    return sorted(events)
+
+
+def gains(events) -> list[tuple[float, str]]:
+    return [(t, n) for t, n, s in events if s == 1]
+
+
+def holders(hosts, names, vip: str) -> list[str]:
+    return [n for n in names
+            if hosts.ssh(n, f"ip -o -4 addr show to {vip}/32", check=False).stdout.strip()]
+
+
+def stop_vip_watch(hosts, names) -> None:
+    for n in names:
+        hosts.ssh(n, "systemctl stop vipwatch 2>/dev/null; true", check=False)

@@ -1,0 +1,90 @@
+"""host_init on three real hosts, one reached with a password over paramiko (h2) and one as a
+sudo user (h3): --check --diff on a fresh host shows the would-be changes and changes nothing;
+a converge applies everything, a second converge changes nothing; the results are verified on
+the hosts, and what a container host cannot do is skipped with a visible warning."""
+import pytest
+
+from harness.playbook import converge_twice, run_playbook, TOP
+
+PLAY = TOP / "install.yml"
+SYSCTL = "/etc/sysctl.d/90-offline-pot-tke.conf"
+
+
+@pytest.fixture()
+def inventory(testhosts, tmp_path):
+    return testhosts.write_inventory(
+        tmp_path / "hosts.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+        auth={"h2": "password", "h3": "sudo"},
+        group_vars={"tke_node_networks": [f"{testhosts.info['TH_NET']}.0/24"]})
+
+
+def test_check_mode_on_a_fresh_host_shows_changes_and_changes_nothing(testhosts, inventory):
+    if testhosts.ssh("h3", f"test -e {SYSCTL}", check=False).returncode == 0:
+        testhosts.reset("h3")
+    run = run_playbook(PLAY, inventory, "--tags", "host_init", "--limit", "h3", "--check", "--diff")
+    assert run.rc == 0, run.explain()
+    assert run.stats["h3"]["changed"] > 0, run.explain()
+    assert "+++ after: /etc/hosts" in run.output and "offline_pot.tke managed block" in run.output, run.explain()
+    assert f"+++ after: {SYSCTL}" in run.output and "net.ipv4.ip_forward = 1" in run.output, run.explain()
+    on_host = testhosts.ssh("h3", f"test -e {SYSCTL} || echo absent; grep -c offline_pot /etc/hosts || true").stdout
+    assert on_host.split() == ["absent", "0"], on_host
+
+
+def test_host_init_converges_and_second_run_changes_nothing(testhosts, inventory):
+    first, second = converge_twice(PLAY, inventory, "--tags", "host_init")
+    # what the nspawn hosts cannot do is skipped with a visible warning, not hidden
+    for out in (first.output, second.output):
+        assert "[WARNING]: sysctl vm.swappiness: /proc/sys is read-only here (a container)" in out
+        assert "[WARNING]: module ip_vs: this kernel has no loadable module support" in out
+        assert "no CAP_SYS_TIME here (a container)" in out
+    ip = {h: testhosts.ip(h) for h in ("h1", "h2", "h3")}
+    for h in ("h1", "h2", "h3"):
+        out = testhosts.ssh(h, f"cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn; "
+                               f"grep -c = {SYSCTL}; cat /etc/modules-load.d/offline-pot-tke.conf; "
+                               "getent hosts registry.tke.com api.tke.com h1 h2 h3; "
+                               "grep -E '^(server|local|allow)' /etc/chrony/chrony.conf; "
+                               "stat -c %a /var/lib/kubelet").stdout
+        lines = [" ".join(line.split()) for line in out.splitlines()]
+        assert lines[:3] == ["1", "2048", "9"], out
+        assert "br_netfilter" in lines and "ip_vs" in lines, out
+        assert f"{ip['h1']} registry.tke.com default.registry.tke.com" in lines, out
+        assert f"{ip['h1']} api.tke.com" in lines and f"{ip['h3']} h3" in lines, out
+        if h == "h1":   # no NTP server given: the first master serves its clock
+            assert "local stratum 10" in out and f"allow {testhosts.info['TH_NET']}.0/24" in out, out
+        else:
+            assert f"server {ip['h1']} iburst" in out, out
+        assert lines[-1] == "755", out
+    assert testhosts.ssh("h1", "stat -c %a /var/lib/etcd").stdout.strip() == "700"
+    assert "Status: install ok installed" in testhosts.ssh("h2", "dpkg -s chrony").stdout
+    # handlers restart only what changed: a changed NTP server restarts chrony (where it can
+    # run) and nothing else; here chrony cannot run, so the restart is skipped, not failed
+    third = run_playbook(PLAY, inventory, "--tags", "host_init", "--limit", "h2",
+                         "-e", '{"host_init_ntp_servers": ["172.30.3.1"]}')
+    assert third.rc == 0, third.explain()
+    assert third.changed_hosts() == {"h2": 1}, third.explain()
+    assert "RUNNING HANDLER [offline_pot.tke.host_init : Restart chrony]" in third.output, third.explain()
+
+
+def test_firewall_open_lets_cluster_ports_through_ufw_and_nothing_else(testhosts, inventory, tmp_path):
+    h3 = testhosts.ip("h3")
+    testhosts.ssh("h3", "apt-get update -qq && apt-get install -y -qq ufw >/dev/null && ufw allow 22/tcp >/dev/null && "
+                        "ufw --force enable >/dev/null && "
+                        "systemd-run --unit=l6443 python3 -m http.server 6443 >/dev/null && "
+                        "systemd-run --unit=l7777 python3 -m http.server 7777 >/dev/null")
+    try:
+        inv = testhosts.write_inventory(
+            tmp_path / "fw.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+            auth={"h2": "password", "h3": "sudo"},
+            # time sync is proven above; here only the firewall matters
+            group_vars={"tke_node_networks": ["192.0.2.0/24"], "host_init_firewall": "open",
+                        "host_init_time_sync": False,
+                        "tke_pod_cidr": "10.244.0.0/16"})
+        converge_twice(PLAY, inv, "--tags", "host_init", "--limit", "h3")
+        rules = testhosts.ssh("h3", "ufw status").stdout
+        assert "Status: active" in rules and "6443/tcp" in rules and "10.244.0.0/16" in rules, rules
+        # real traffic from h1 (not in an allowed source network here): 6443 passes, 7777 is dropped
+        probe = ("python3 -c 'import socket,sys\nfor p in (6443, 7777):\n try:\n  socket.create_connection(("
+                 f"\"{h3}\", p), 2).close(); print(p, \"open\")\n except OSError as e: print(p, \"blocked\")'")
+        assert testhosts.ssh("h1", probe).stdout.split() == ["6443", "open", "7777", "blocked"]
+    finally:
+        testhosts.ssh("h3", "systemctl stop l6443 l7777; ufw --force disable; ufw --force reset", check=False)

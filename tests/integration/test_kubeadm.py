@@ -1,0 +1,149 @@
+"""control_plane + nodes on three real hosts with the kubeadm/kubelet TEST DOUBLE.
+
+Real kubeadm and kubelet cannot be obtained here: tests/kubeadm_double/ holds doubles (kubeadm
+v1.30's CLI, config validation, the files each phase writes; a kubelet that serves the API
+server's health and the cluster's join data). This test installs them on the hosts itself;
+the roles and modules only know "the kubeadm binary at control_plane_kubeadm_bin".
+h1 is the first master, h2 joins as a control-plane node, h3 is a worker; etcd is stacked.
+"""
+import hashlib
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.playbook import converge_twice, run_playbook, TOP
+
+PLAY = TOP / "playbooks" / "install.yml"
+DOUBLE = TOP / "tests" / "kubeadm_double"
+TOKEN = re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")
+
+
+def _ssh_argv(th, name):
+    return ["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "BatchMode=yes", f"root@{th.ip(name)}"]
+
+
+@pytest.fixture(scope="module")
+def cluster_hosts(testhosts):
+    """The doubles on every host (the test's job, never a role's), python3-cryptography for
+    the double's certificates, and api.tke.com in /etc/hosts (host_init's job, not on this branch)."""
+    yaml_pkg = Path(yaml.__file__).parent
+    for h in testhosts.names:
+        tar = subprocess.run(["tar", "-C", str(DOUBLE), "-cf", "-", "kubeadm", "kubelet", "cli_v1_30.py",
+                              "-C", str(yaml_pkg.parent), "--exclude=__pycache__", "--exclude=*.so", yaml_pkg.name],
+                             check=True, capture_output=True).stdout
+        subprocess.run(_ssh_argv(testhosts, h) + [
+            "mkdir -p /usr/local/lib/kubeadm-double && tar -C /usr/local/lib/kubeadm-double -xf - && "
+            "ln -sf /usr/local/lib/kubeadm-double/kubeadm /usr/local/bin/kubeadm && "
+            "ln -sf /usr/local/lib/kubeadm-double/kubelet /usr/local/bin/kubelet"], input=tar, check=True)
+        testhosts.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography) >/dev/null 2>&1; "
+                         "python3 -c 'import cryptography' && "
+                         f"(grep -q ' api.tke.com$' /etc/hosts || echo '{testhosts.ip('h1')} api.tke.com' >> /etc/hosts)",
+                      timeout=300)
+    return testhosts
+
+
+@pytest.fixture(scope="module")
+def inventory(cluster_hosts, tmp_path_factory):
+    return cluster_hosts.write_inventory(
+        tmp_path_factory.mktemp("kubeadm") / "hosts.yml",
+        groups={"masters": ["h1", "h2"], "workers": ["h3"]},
+        group_vars={"tke_k8s_version": "1.30.4", "tke_vip": "172.30.99.100"})
+
+
+def _py(th, host, code):
+    return th.ssh(host, "python3 -c " + json.dumps(code)).stdout.strip()
+
+
+HEALTH = ("import ssl,urllib.request;c=ssl.create_default_context(cafile='/etc/kubernetes/pki/ca.crt');"
+          "print(urllib.request.urlopen('https://{addr}:6443/healthz',context=c,timeout=5).read().decode())")
+
+
+def test_control_plane_and_nodes_converge_then_change_nothing(cluster_hosts, inventory):
+    th = cluster_hosts
+    first, second = converge_twice(PLAY, inventory, "--tags", "control_plane,nodes")
+    assert set(second.stats) == {"h1", "h2", "h3"}
+    # secrets never appear in the output
+    assert not TOKEN.search(first.output), first.explain()
+    # kubeadm ran the init phases on h1 in TKE's order, and every join phase once
+    log = th.ssh("h1", "cat /var/log/kubeadm-double.log").stdout
+    phases = [re.sub(r" --.*", "", l) for l in log.splitlines() if " phase " in l]
+    assert phases == ["init phase kubelet-start", "init phase certs all", "init phase kubeconfig all",
+                      "init phase control-plane all", "init phase etcd local", "init phase upload-config all",
+                      "init phase upload-certs", "init phase mark-control-plane", "init phase bootstrap-token",
+                      "init phase addon all"], log
+    assert "--skip-certificate-key-print" in log and "--skip-token-print" in log
+    assert th.ssh("h2", "cat /var/log/kubeadm-double.log").stdout.split("\n")[:4] == [
+        f"join phase {p} --config /etc/kubernetes/kubeadm-join.yaml" for p in
+        ("preflight", "control-plane-prepare all", "kubelet-start", "control-plane-join all")]
+    assert th.ssh("h3", "cat /var/log/kubeadm-double.log").stdout.splitlines() == [
+        f"join phase {p} --config /etc/kubernetes/kubeadm-join.yaml" for p in ("preflight", "kubelet-start")]
+
+    # the services work: kubelets run, both API servers answer with certificates of one CA
+    for h in ("h1", "h2", "h3"):
+        assert th.ssh(h, "systemctl is-active kubelet").stdout.strip() == "active", h
+    for h in ("h1", "h2"):
+        assert _py(th, h, HEALTH.format(addr=th.ip(h))) == "ok"
+        # the worker trusts both with the CA it discovered through cluster-info
+        assert _py(th, "h3", HEALTH.format(addr=th.ip(h))) == "ok"
+    assert th.ssh("h1", "sha256sum /etc/kubernetes/pki/ca.crt").stdout.split()[0] == \
+        th.ssh("h2", "sha256sum /etc/kubernetes/pki/ca.crt").stdout.split()[0]
+    # kubeadm's files with TKE's settings
+    h1cfg = th.ssh("h1", "cat /etc/kubernetes/kubeadm-config.yaml").stdout
+    assert "controlPlaneEndpoint: api.tke.com:6443" in h1cfg
+    assert 'quota-backend-bytes: "6442450944"' in h1cfg and '- "172.30.99.100/32"' in h1cfg
+    assert th.ssh("h1", "stat -c %a /etc/kubernetes/kubeadm-config.yaml").stdout.strip() == "600"
+    api = th.ssh("h2", "cat /etc/kubernetes/manifests/kube-apiserver.yaml").stdout
+    assert "--service-cluster-ip-range=10.96.0.0/16" in api and "registry.tke.com/library/kube-apiserver:v1.30.4" in api
+    assert "--allocate-node-cidrs=true" in th.ssh("h2", "cat /etc/kubernetes/manifests/kube-controller-manager.yaml").stdout
+    # the worker got the kubelet configuration uploaded by h1 (through the API server on h1)
+    kubelet = yaml.safe_load(th.ssh("h3", "cat /var/lib/kubelet/config.yaml").stdout)
+    assert kubelet["maxPods"] == 256 and kubelet["kubeReserved"] == {"cpu": "100m", "memory": "500Mi"}
+    assert "server: https://api.tke.com:6443" in th.ssh("h3", "cat /etc/kubernetes/kubelet.conf").stdout
+    flags = th.ssh("h3", "cat /var/lib/kubelet/kubeadm-flags.env").stdout
+    assert "--pod-infra-container-image=registry.tke.com/library/pause:3.9" in flags
+    # the worker's token is the collection's never-expiring token known to the cluster
+    join = th.ssh("h3", "cat /etc/kubernetes/kubeadm-join.yaml").stdout
+    token = TOKEN.search(join).group(0)
+    state = json.loads(th.ssh("h1", "cat /var/lib/kubeadm-double/state.json").stdout)
+    assert state["tokens"][token]["description"] == "offline_pot.tke join token"
+    assert state["tokens"][token]["expires"] is None
+    assert th.ssh("h3", "stat -c %a /etc/kubernetes/kubeadm-join.yaml").stdout.strip() == "600"
+    # the discovery hash the worker pinned is the hash of the CA on h1
+    ca_pem = th.ssh("h1", "cat /etc/kubernetes/pki/ca.crt").stdout
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    spki = x509.load_pem_x509_certificate(ca_pem.encode()).public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert "sha256:" + hashlib.sha256(spki).hexdigest() in join
+
+
+def test_double_rejects_what_kubeadm_rejects(cluster_hosts):
+    th = cluster_hosts
+    cfg = "--config /etc/kubernetes/kubeadm-config.yaml"
+    res = th.ssh("h1", f"kubeadm init phase certs all {cfg} --bogus-flag", check=False)
+    assert res.returncode == 1 and "unknown flag: --bogus-flag" in res.stderr
+    res = th.ssh("h1", f"kubeadm init phase certs all {cfg} --cert-dir /tmp/x", check=False)
+    assert res.returncode == 1 and "can not mix '--config' with arguments [cert-dir]" in res.stderr
+    res = th.ssh("h1", f"kubeadm init phase wait-control-plane {cfg}", check=False)  # hidden in v1.30
+    assert res.returncode == 1 and 'unknown command "wait-control-plane"' in res.stderr
+    res = th.ssh("h1", f"kubeadm join phase control-plane-join all {cfg} --token abc", check=False)
+    assert res.returncode == 1 and "unknown flag: --token" in res.stderr
+
+
+def test_bad_kubeadm_config_fails_with_kubeadms_message(cluster_hosts, inventory, tmp_path):
+    bad = yaml.safe_load(Path(inventory).read_text())
+    bad["all"]["vars"]["control_plane_apiserver_cert_sans"] = ["api.tke.com", "bad_name!"]
+    path = tmp_path / "bad.yml"
+    path.write_text(yaml.safe_dump(bad))
+    run = run_playbook(PLAY, path, "--tags", "control_plane", "--limit", "h1")
+    assert run.rc != 0, run.explain()
+    assert "kubeadm init phase kubelet-start failed (exit 1)" in run.output, run.explain()
+    assert ('apiServer.certSANs[1]: Invalid value: "bad_name!": altname is not a valid IP address, '
+            'DNS label or a DNS label with subdomain wildcards') in run.output, run.explain()
+    # the failed phase stopped the host: no later phase ran with the bad configuration
+    assert "kubeadm init phase certs all" not in run.output.split("kubelet-start failed", 1)[1], run.explain()

@@ -1,0 +1,40 @@
+import datetime
+
+from ansible_collections.offline_pot.tke.plugins.filter.cert_report import report_rows, table_lines
+from ansible_collections.offline_pot.tke.plugins.filter.pki_consumers import pki_consumers
+from ansible_collections.offline_pot.tke.plugins.filter.pki_members import pki_members
+from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki as p
+
+NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def pem(days, cn="x", sans=()):
+    key = p.new_key("ecdsa")
+    ca = p.issue(p.CertSpec("ca", "ca"), key, NOW)
+    dns, ips = p.split_sans(sans)
+    return p.cert_to_pem(p.issue(p.CertSpec("x", cn, "ca", server=True, dns=dns, ips=ips, days=days), key, NOW, ca,
+                                 key)).decode()
+
+
+def test_report_rows_status_and_order():
+    found = {"h2": [{"path": "/b.crt", "pem": pem(365, "b", ["b", "10.0.0.2"])}, {"path": "/a.crt", "pem": pem(10)}],
+             "h1": [{"path": "/x.crt", "pem": "junk"}, {"path": "/old.crt", "pem": pem(1)}]}
+    rows = report_rows(found, 30, now=NOW + datetime.timedelta(days=5))
+    assert [(r["host"], r["file"], r["status"], r["days_left"]) for r in rows] == [
+        ("h1", "/old.crt", "expired", -4), ("h1", "/x.crt", "unreadable", None),
+        ("h2", "/a.crt", "warn", 5), ("h2", "/b.crt", "ok", 360)]
+    assert rows[3]["sans"] == ["b", "10.0.0.2"] and rows[3]["subject"] == "commonName=b"
+    lines = table_lines(rows)
+    assert lines[0].split() == ["HOST", "FILE", "SUBJECT", "NOT", "AFTER", "DAYS", "STATUS", "SANS"]
+    assert lines[3].split()[-2:] == ["5", "WARN"]
+
+
+def test_pki_members_prefers_node_ip_then_ansible_host():
+    hv = {"a": {"tke_node_ip": "10.0.0.1", "ansible_host": "192.168.0.1"}, "b": {"ansible_host": "10.0.0.2"}, "c": {}}
+    assert pki_members(["a", "b", "c", "a"], hv) == [{"name": "a", "ip": "10.0.0.1"}, {"name": "b", "ip": "10.0.0.2"},
+                                                     {"name": "c", "ip": "c"}]
+
+
+def test_pki_consumers():
+    assert pki_consumers(["/etc/tke/pki/registry.key", "/etc/kubernetes/kubelet.conf"]) == ["kubelet", "registry"]
+    assert pki_consumers(None) == []

@@ -1,0 +1,92 @@
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal as j
+
+FP = {"h1": "a", "h2": "b"}
+
+
+def test_fresh_journal_runs_everywhere():
+    assert j.decide(j.empty(), "precheck", FP) == {"run": ["h1", "h2"], "skip": {}}
+
+
+def test_done_with_same_fingerprint_is_skipped_and_changed_inputs_run():
+    journal = j.record(j.empty(), "precheck", {"h1": "a", "h2": "old"}, "2026-11-22T10:00:00Z")
+    d = j.decide(journal, "precheck", FP)
+    assert d["run"] == ["h2"]
+    assert d["skip"] == {"h1": "done 2026-11-22T10:00:00Z, inputs unchanged"}
+
+
+def test_force_and_no_resume_run_done_hosts():
+    journal = j.record(j.empty(), "precheck", FP, "t")
+    assert j.decide(journal, "precheck", FP, force={"precheck"})["run"] == ["h1", "h2"]
+    assert j.decide(journal, "precheck", FP, resume=False)["run"] == ["h1", "h2"]
+    assert j.decide(journal, "precheck", FP, force={"pki"})["run"] == []
+
+
+def test_skip_list_wins_over_force():
+    d = j.decide(j.empty(), "registry", FP, force={"registry"}, skip={"registry"})
+    assert d == {"run": [], "skip": {"h1": "skipped: named in tke_skip_phases",
+                                     "h2": "skipped: named in tke_skip_phases"}}
+
+
+def test_record_does_not_mutate_and_keeps_other_hosts():
+    journal = j.record(j.empty(), "precheck", {"h1": "a"}, "t1")
+    again = j.record(journal, "precheck", {"h2": "b"}, "t2")
+    assert "h2" not in journal["phases"]["precheck"]
+    assert again["phases"]["precheck"] == {"h1": {"fingerprint": "a", "done_at": "t1"},
+                                           "h2": {"fingerprint": "b", "done_at": "t2"}}
+
+
+def test_step_is_the_furthest_phase_done():
+    journal = j.empty()
+    assert j.step(journal) == 0
+    journal = j.record(journal, "validate", {"localhost": "x"}, "t")
+    journal = j.record(journal, "precheck", FP, "t")
+    assert journal["step"] == 2
+    journal = j.record(journal, "host_init", FP, "t")   # offline had no hosts
+    assert journal["step"] == j.PHASE_NAMES.index("host_init") + 1
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("", set()), (None, set()), ([], set()), ("pki", {"pki"}), ("pki, etcd", {"pki", "etcd"}),
+    (["ha", "nodes"], {"ha", "nodes"}), ("all", set(j.PHASE_NAMES)),
+])
+def test_parse_phase_list(value, expected):
+    assert j.parse_phase_list(value, "force_phases") == expected
+
+
+def test_parse_phase_list_names_the_unknown():
+    with pytest.raises(ValueError, match=r"force_phases: unknown phase\(s\) kubelet, pkii; known: validate, "):
+        j.parse_phase_list("pki,pkii,kubelet", "force_phases")
+
+
+def test_fingerprint_is_stable_and_sensitive():
+    assert j.fingerprint({"b": 1, "a": [1, 2]}) == j.fingerprint({"a": [1, 2], "b": 1})
+    assert j.fingerprint({"a": 1}) != j.fingerprint({"a": 2})
+
+
+def test_select_inputs_by_prefix():
+    hv = {"tke_vip": "1.2.3.4", "precheck_min_cpu": 2, "ansible_host": "x", "etcd_quota": 1}
+    assert j.select_inputs(hv, ("precheck_", "tke_")) == {"precheck_min_cpu": 2, "tke_vip": "1.2.3.4"}
+    assert j.select_inputs(hv, ()) == {}
+
+
+def test_load_rejects_foreign_documents():
+    assert j.load("") == j.empty()
+    with pytest.raises(ValueError):
+        j.load('{"format": 99}')
+    assert j.load(j.dump(j.record(j.empty(), "pki", FP, "t")))["phases"]["pki"]["h1"]["fingerprint"] == "a"
+
+
+def test_phase_numbers():
+    assert j.phase_number("validate") == (1, len(j.PHASES))
+    assert j.USER_PHASES[-1] == "nodes"
+
+
+def test_a_phase_run_together_runs_everywhere_when_one_host_needs_it():
+    journal = j.record(j.empty(), "etcd", {"h1": "a", "h2": "old"}, "t")
+    assert j.decide(journal, "etcd", FP) == {"run": ["h1", "h2"], "skip": {}}
+    assert j.decide(j.record(journal, "etcd", FP, "t"), "etcd", FP)["run"] == []
+    # a host-local phase runs only where needed
+    journal = j.record(j.empty(), "host_init", {"h1": "a", "h2": "old"}, "t")
+    assert j.decide(journal, "host_init", FP)["run"] == ["h2"]

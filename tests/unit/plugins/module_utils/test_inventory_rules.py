@@ -1,0 +1,62 @@
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import inventory_rules as r
+
+SETTINGS = {"tke_ha_mode": "none", "tke_vip": "", "tke_vport": 6443, "tke_vrid": 0,
+            "tke_pod_cidr": "10.244.0.0/16", "tke_service_cidr": "10.96.0.0/16", "tke_node_cidr_mask": 24,
+            "tke_node_networks": [], "tke_registry_domain": "registry.tke.com", "tke_api_domain": "api.tke.com",
+            "tke_gateway_domain": "console.tke.com", "tke_k8s_version": "1.30.4",
+            "tke_supported_k8s_versions": ["1.29.8", "1.30.4"], "tke_admin_password": "long-enough",
+            "tke_skip_phases": []}
+
+
+def model(masters=("m1",), workers=("w1",), etcd=None, **settings):
+    ips = {"m1": "10.0.0.11", "m2": "10.0.0.12", "m3": "10.0.0.13", "w1": "10.0.0.21", "e1": "10.0.0.31"}
+    names = set(masters) | set(workers) | set(etcd or [])
+    groups = {"masters": list(masters), "workers": list(workers), "registry": list(masters[:1])}
+    if etcd is not None:
+        groups["etcd"] = list(etcd)
+    return {"groups": groups, "hosts": {n: {"address": ips[n]} for n in names},
+            "settings": {**SETTINGS, **settings}}
+
+
+def messages(m):
+    return [r.format_problem(p) for p in r.check(m)]
+
+
+def test_good_models_have_no_problem():
+    assert messages(model()) == []
+    assert messages(model(masters=("m1", "m2", "m3"), tke_ha_mode="keepalived", tke_vip="10.0.0.100")) == []
+    assert messages(model(masters=("m1", "m2", "m3"), tke_ha_mode="thirdparty", tke_vip="10.9.0.1",
+                          tke_vport=8443)) == []
+    assert messages(model(etcd=("e1",))) == []
+
+
+@pytest.mark.parametrize("kw,expected", [
+    (dict(masters=("m1", "m2", "m3"), tke_ha_mode="local_lb"), []),
+    (dict(etcd=()), ["group etcd: etcd: the etcd group is defined"]),
+    (dict(masters=("m1", "m2"), tke_ha_mode="local_lb"), ["group masters: etcd: stacked etcd"]),
+    (dict(tke_node_cidr_mask=16), ["all: tke_node_cidr_mask: 16 must be longer than"]),
+    (dict(tke_vrid=300, masters=("m1", "m2", "m3"), tke_ha_mode="keepalived", tke_vip="10.0.0.100"),
+     ["all: tke_vrid: 300 is not a virtual_router_id"]),
+    (dict(tke_gateway_domain="console"), ["all: tke_gateway_domain: 'console' is not a DNS name"]),
+    (dict(tke_skip_phases="precheck"), ["all: tke_skip_phases: 'precheck' is not a list"]),
+    (dict(tke_k8s_version="v1.30.4"), []),
+])
+def test_rules(kw, expected):
+    got = messages(model(**kw))
+    assert len(got) == len(expected), got
+    assert all(g.startswith(e) for g, e in zip(got, expected)), got
+
+
+def test_every_problem_is_reported_at_once():
+    got = messages(model(masters=("m1", "m2"), tke_ha_mode="keepalived", tke_admin_password="x",
+                         tke_service_cidr="10.244.0.0/12", tke_registry_domain="bad_name"))
+    assert [g.split(":")[1].strip() for g in got] == ["etcd", "tke_vip", "tke_service_cidr",
+                                                      "tke_registry_domain", "tke_admin_password"]
+
+
+@pytest.mark.parametrize("name,ok", [("registry.tke.com", True), ("a.b", True), ("localhost", False),
+                                     ("Reg.tke.com", False), ("-a.com", False), ("a..com", False), ("", False)])
+def test_is_dns_name(name, ok):
+    assert r.is_dns_name(name) is ok

@@ -1,0 +1,100 @@
+"""kubeadm configuration documents per Kubernetes version, and the YAML writer."""
+import pytest
+import yaml
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_config as kc
+
+CLUSTER = {"name": "global", "control_plane_endpoint": "api.tke.com:6443", "image_repository": "registry.tke.com/library",
+           "pod_cidr": "10.244.0.0/16", "service_cidr": "10.96.0.0/16", "node_cidr_mask": 24, "max_pods": 256,
+           "proxy_mode": "ipvs", "proxy_exclude_cidrs": ["192.0.2.100/32"], "apiserver_cert_sans": ["api.tke.com"],
+           "apiserver_extra_args": {"audit-log-maxage": "30"}, "etcd": {"local": {}}}
+NODE = {"name": "m1", "advertise_address": "192.0.2.11"}
+
+
+def docs(version="1.30.4", cluster=None, node=None):
+    return {d["kind"]: d for d in kc.build("init", version, cluster or CLUSTER, node or NODE)}
+
+
+def test_init_v1beta3_carries_tke_settings():
+    d = docs()
+    assert d["InitConfiguration"]["apiVersion"] == "kubeadm.k8s.io/v1beta3"
+    c = d["ClusterConfiguration"]
+    assert c["controlPlaneEndpoint"] == "api.tke.com:6443" and c["kubernetesVersion"] == "v1.30.4"
+    assert c["imageRepository"] == "registry.tke.com/library"
+    assert c["etcd"]["local"]["extraArgs"] == {"quota-backend-bytes": "6442450944"}
+    assert c["controllerManager"]["extraArgs"] == {"allocate-node-cidrs": "true", "cluster-cidr": "10.244.0.0/16",
+                                                   "node-cidr-mask-size": "24"}
+    assert c["apiServer"]["extraArgs"] == {"audit-log-maxage": "30"}
+    k = d["KubeletConfiguration"]
+    assert k["maxPods"] == 256 and k["clusterDNS"] == ["10.96.0.10"] and k["cgroupDriver"] == "systemd"
+    assert k["kubeReserved"] == k["systemReserved"] == {"cpu": "100m", "memory": "500Mi"}
+    p = d["KubeProxyConfiguration"]
+    assert p["mode"] == "ipvs" and p["ipvs"]["excludeCIDRs"] == ["192.0.2.100/32"]
+    assert d["InitConfiguration"]["nodeRegistration"]["taints"][0]["key"] == "node-role.kubernetes.io/control-plane"
+
+
+def test_v1beta4_from_1_31_uses_name_value_args():
+    d = docs("1.31.1")
+    assert d["ClusterConfiguration"]["apiVersion"] == "kubeadm.k8s.io/v1beta4"
+    assert {"name": "audit-log-maxage", "value": "30"} in d["ClusterConfiguration"]["apiServer"]["extraArgs"]
+    assert d["InitConfiguration"]["nodeRegistration"]["kubeletExtraArgs"] == []
+
+
+def test_external_etcd_uses_kubeadm_cert_layout():
+    c = docs(cluster={**CLUSTER, "etcd": {"external": {"endpoints": ["https://192.0.2.21:2379"]}}})["ClusterConfiguration"]
+    assert c["etcd"] == {"external": {"endpoints": ["https://192.0.2.21:2379"], "caFile": "/etc/kubernetes/pki/etcd/ca.crt",
+                                      "certFile": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+                                      "keyFile": "/etc/kubernetes/pki/apiserver-etcd-client.key"}}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"pod_cidr": "10.244.0.0/33"}, "pod CIDR"),
+    ({"service_cidr": "10.244.0.0/20"}, "overlaps"),
+    ({"node_cidr_mask": 16}, "node CIDR mask"),
+    ({"control_plane_endpoint": "https://api.tke.com"}, "host:port"),
+    ({"proxy_mode": "userspace"}, "kube-proxy mode"),
+    ({"etcd": {"external": {"endpoints": ["192.0.2.1:2379"]}}}, "https://host:port"),
+])
+def test_bad_settings_are_named(change, message):
+    with pytest.raises(kc.ConfigError, match=message):
+        kc.build("init", "1.30.4", {**CLUSTER, **change}, NODE)
+
+
+def test_join_documents():
+    join = {"api_server_endpoint": "api.tke.com:6443", "token": "abcdef.0123456789abcdef",
+            "ca_cert_hash": "sha256:" + "a" * 64}
+    worker = kc.build("join", "1.30.4", {}, {**NODE, "taints": []}, join)[0]
+    assert worker["kind"] == "JoinConfiguration" and "controlPlane" not in worker
+    assert worker["nodeRegistration"]["taints"] == []
+    master = kc.build("join", "1.30.4", {"api_port": 6443}, NODE,
+                      {**join, "control_plane": True, "certificate_key": "b" * 64})[0]
+    assert master["controlPlane"] == {"localAPIEndpoint": {"advertiseAddress": "192.0.2.11", "bindPort": 6443},
+                                      "certificateKey": "b" * 64}
+    with pytest.raises(kc.ConfigError, match="token is required"):
+        kc.build("join", "1.30.4", {}, NODE, {**join, "token": ""})
+
+
+@pytest.mark.parametrize("version", ["1.28.13", "1.29.8", "1.30.4", "1.31.1"])
+def test_yaml_writer_round_trips(version):
+    documents = kc.build("init", version, CLUSTER, NODE)
+    assert list(yaml.safe_load_all(kc.to_yaml(documents))) == documents
+
+
+def test_yaml_writer_quotes_what_yaml_would_misread():
+    text = kc.to_yaml([{"a": "true", "b": "10.0.0.1", "c": "x: y", "d": "", "e": [], "f": {}, "g": "1.30"}])
+    assert yaml.safe_load(text) == {"a": "true", "b": "10.0.0.1", "c": "x: y", "d": "", "e": [], "f": {}, "g": "1.30"}
+
+
+def test_service_ip():
+    assert kc.service_ip("10.96.0.0/16", 10) == "10.96.0.10"
+
+
+def test_join_ignores_only_the_files_the_pki_phase_provides():
+    docs = kc.build("join", "1.30.4", CLUSTER, NODE,
+                    join={"api_server_endpoint": "api.tke.com:6443", "token": "abcdef.0123456789abcdef",
+                          "ca_cert_hash": "sha256:" + "0" * 64})
+    reg = docs[0]["nodeRegistration"]
+    assert reg["ignorePreflightErrors"] == ["FileAvailable--etc-kubernetes-kubelet.conf",
+                                            "FileAvailable--etc-kubernetes-pki-ca.crt"]
+    init = kc.build("init", "1.30.4", CLUSTER, NODE)
+    assert "ignorePreflightErrors" not in init[0]["nodeRegistration"]

@@ -1,0 +1,97 @@
+"""Which phase writes what, fingerprints, and the run/skip decision of kubeadm_phase."""
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases as kp
+
+
+@pytest.mark.parametrize("version,api", [("1.28.13", "kubeadm.k8s.io/v1beta3"), ("1.30.4", "kubeadm.k8s.io/v1beta3"),
+                                         ("v1.31.1", "kubeadm.k8s.io/v1beta4")])
+def test_api_version_per_kubernetes_version(version, api):
+    assert kp.kubeadm_api_version(version) == api
+
+
+@pytest.mark.parametrize("version", ["1.27.9", "1.32.0", "latest", "1.30"])
+def test_unsupported_versions_are_refused(version):
+    with pytest.raises(ValueError):
+        kp.kubeadm_api_version(version)
+
+
+def test_super_admin_conf_from_1_29():
+    assert "super-admin.conf" not in kp.phase_artifacts("init", "kubeconfig all", "1.28.13")
+    assert "super-admin.conf" in kp.phase_artifacts("init", "kubeconfig all", "1.29.8")
+
+
+def test_external_etcd_has_no_etcd_certificates_or_manifest():
+    stacked = kp.phase_artifacts("init", "certs all", "1.30.4", stacked_etcd=True)
+    external = kp.phase_artifacts("init", "certs all", "1.30.4", stacked_etcd=False)
+    assert "pki/etcd/ca.crt" in stacked and "pki/apiserver-etcd-client.key" in stacked
+    assert not [p for p in external if "etcd" in p]
+    assert kp.phase_artifacts("join", "control-plane-join all", "1.30.4", stacked_etcd=False) == []
+    # a joining master does not make the etcd CA: it is shared
+    assert "pki/etcd/ca.crt" not in kp.phase_artifacts("join", "control-plane-prepare all", "1.30.4")
+
+
+def test_kubelet_start_writes_kubelet_files():
+    assert kp.absolute(kp.phase_artifacts("init", "kubelet-start", "1.30.4")) == [
+        "/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"]
+    assert "/etc/kubernetes/kubelet.conf" in kp.absolute(kp.phase_artifacts("join", "kubelet-start", "1.30.4"))
+
+
+def test_unknown_phase_is_refused():
+    with pytest.raises(ValueError, match="unknown phase 'kubeadm init phase certs everything'"):
+        kp.phase_artifacts("init", "certs everything", "1.30.4")
+
+
+CONFIG = """kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    token: abcdef.0123456789abcdef
+controlPlane:
+  certificateKey: %s
+  localAPIEndpoint: {}
+"""
+
+
+def test_fingerprint_ignores_credentials_but_not_configuration():
+    a = kp.fingerprint("join", "kubelet-start", CONFIG % ("a" * 64), [])
+    b = kp.fingerprint("join", "kubelet-start", (CONFIG % ("b" * 64)).replace("abcdef.", "zzzzzz."), [])
+    c = kp.fingerprint("join", "kubelet-start", (CONFIG % ("a" * 64)).replace("  certificateKey: " + "a" * 64 + "\n", ""), [])
+    assert a == b == c
+    assert a != kp.fingerprint("join", "kubelet-start", CONFIG.replace("kind:", "kind: x") % "a", [])
+    assert a != kp.fingerprint("join", "kubelet-start", CONFIG % "a", ["--v=5"])
+    assert a != kp.fingerprint("join", "preflight", CONFIG % "a", [])
+
+
+def test_secrets_are_masked_and_redacted():
+    masked = kp.mask_config(CONFIG % ("a" * 64))
+    assert "abcdef.0123456789abcdef" not in masked and "a" * 64 not in masked and '"<secret>"' in masked
+    assert kp.mask_args(["--token", "x", "--certificate-key=y", "--v=5"]) == [
+        "--token", "<secret>", "--certificate-key=<secret>", "--v=5"]
+    out = kp.redact("Using token: abcdef.0123456789abcdef\nkey " + "f" * 64)
+    assert "abcdef.0123456789abcdef" not in out and "f" * 64 not in out
+
+
+@pytest.mark.parametrize("missing,recorded,force,once,expected", [
+    (["/etc/kubernetes/admin.conf"], "fp", False, False, (True, "missing: /etc/kubernetes/admin.conf")),
+    ([], None, False, False, (True, "never ran with this tool (no fingerprint recorded)")),
+    ([], "other", False, False, (True, "configuration changed (fingerprint differs)")),
+    ([], "fp\n", False, False, (False, "artifacts present and configuration unchanged")),
+    ([], "fp", True, False, (True, "forced")),
+    ([], "other", False, True, (False, "runs only before the node's first join (recorded)")),
+    ([], None, False, True, (True, "never ran with this tool (no fingerprint recorded)")),
+])
+def test_decide(missing, recorded, force, once, expected):
+    assert kp.decide(missing, recorded, "fp", force, once) == expected
+
+
+def test_argv_and_state_name():
+    assert kp.argv("/k", "init", "certs all", "/c.yaml", ["--v=2"]) == [
+        "/k", "init", "phase", "certs", "all", "--config", "/c.yaml", "--v=2"]
+    assert kp.state_name("join", "control-plane-join all") == "join-control-plane-join-all.sha256"
+    assert kp.tail("\n".join(map(str, range(100))), 3) == "97\n98\n99"
+
+
+def test_prerequisites():
+    assert kp.prerequisites("init", "kubelet-start") == []
+    assert kp.prerequisites("init", "kubeconfig all") == ["certs all"]
+    assert kp.prerequisites("join", "control-plane-join all") == ["control-plane-prepare all", "kubelet-start"]
