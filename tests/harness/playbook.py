@@ -33,8 +33,20 @@ class PlaybookRun:
     def changed_hosts(self) -> dict[str, int]:
         return {h: s["changed"] for h, s in self.stats.items() if s["changed"]}
 
+    def changed_tasks(self) -> list[str]:
+        """'TASK name: changed: [host]' for every change the output reports."""
+        out, task = [], ""
+        for line in self.output.splitlines():
+            if line.startswith("TASK ["):
+                task = line.rstrip("* ")
+            elif line.startswith("changed: ["):
+                out.append(f"{task}: {line.split(' =>')[0]}")
+        return out
+
     def explain(self) -> str:
-        return f"$ {' '.join(map(str, self.argv))}\nrc={self.rc}\n{self.output[-12000:]}"
+        changed = "\n".join(self.changed_tasks()) or "(none)"
+        return (f"$ {' '.join(map(str, self.argv))}\nrc={self.rc}\nchanged tasks:\n{changed}\n"
+                f"--- output (tail) ---\n{self.output[-12000:]}")
 
 
 def ansible_bin(name: str) -> str:

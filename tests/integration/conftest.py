@@ -17,6 +17,23 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+_modules_seen = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_hosts(request):
+    """Every test module starts on fresh hosts (as new machines): one module's services and
+    files (a running etcd, a kubeadm-made PKI) must not decide another's result."""
+    if "testhosts" not in request.fixturenames:
+        yield
+        return
+    hosts = request.getfixturevalue("testhosts")
+    if _modules_seen:
+        hosts.reset(*hosts.names)
+    _modules_seen.append(request.module.__name__)
+    yield
+
+
 @pytest.fixture(scope="session")
 def testhosts():
     for sig in (signal.SIGTERM, signal.SIGHUP):

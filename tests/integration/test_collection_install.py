@@ -30,5 +30,5 @@ def test_built_collection_runs_as_offline_pot_tke_install(testhosts, tmp_path):
     run = subprocess.run([ansible_bin("ansible-playbook"), "offline_pot.tke.install", "-i", str(inv),
                           "--tags", "precheck"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "TASK [offline_pot.tke.precheck : Gather facts and evaluate the prerequisites]" in run.stdout
+    assert "TASK [offline_pot.tke.precheck : Gather facts and evaluate the prerequisites" in run.stdout, run.stdout
     assert "h1                         : ok=" in run.stdout and "failed=0" in run.stdout

@@ -4,7 +4,7 @@ import shlex
 
 import pytest
 
-from harness.playbook import converge_twice, run_playbook, TOP
+from harness.playbook import NO_RESUME, converge_twice, run_playbook, TOP
 
 PLAY = TOP / "playbooks" / "install.yml"
 BACKUP = TOP / "playbooks" / "etcd_backup.yml"
@@ -39,7 +39,8 @@ def cluster(testhosts, tmp_path_factory):
         testhosts.ssh(n, "systemctl stop etcd 2>/dev/null; rm -rf /var/lib/etcd /var/lib/etcd.before-restore-* "
                          "/var/backups/etcd /etc/etcd; true", check=False)
     inv = testhosts.write_inventory(tmp_path_factory.mktemp("etcd") / "hosts.yml",
-                                    groups={"masters": MEMBERS, "etcd": MEMBERS})
+                                    groups={"masters": MEMBERS, "etcd": MEMBERS},
+                                    group_vars={"tke_ha_mode": "local_lb"})
     # the members' certificates come from the collection's own PKI phase (kubeadm's layout)
     pki = run_playbook(PLAY, inv, "--tags", "pki")
     assert pki.rc == 0, pki.explain()
@@ -108,5 +109,5 @@ def test_etcd_backup_wipe_restore(testhosts, cluster):
     health = testhosts.ssh("h3", f"{CTL} --endpoints={endpoints(testhosts)} endpoint health")
     assert (health.stdout + health.stderr).count("is healthy") == 3, health
     # the etcd phase afterwards keeps the restored members as they are
-    again = run_playbook(PLAY, cluster, "--tags", "etcd")
+    again = run_playbook(PLAY, cluster, "--tags", "etcd", *NO_RESUME)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from harness.playbook import converge_twice, run_playbook, TOP  # noqa: F401
+from harness.playbook import NO_RESUME, converge_twice, run_playbook, TOP  # noqa: F401
 import ha_support as ha
 
 PLAY = TOP / "playbooks" / "install.yml"
@@ -40,7 +40,7 @@ def test_keepalived_vip_staged_start_failover_no_flapping(testhosts, responders,
     try:
         # install while only the first master serves: keepalived starts there alone
         ha.start_responder(testhosts, "h1")
-        first = run_playbook(PLAY, inv, "--tags", "ha")
+        first = run_playbook(PLAY, inv, "--tags", "ha", *NO_RESUME)
         assert first.rc == 0, first.explain()
         assert ha.holders(testhosts, MASTERS, the_vip) == ["h1"]
         for n in ("h2", "h3"):
@@ -49,7 +49,7 @@ def test_keepalived_vip_staged_start_failover_no_flapping(testhosts, responders,
         # the other masters "join": their API servers serve; the phase runs again and adds them
         for n in ("h2", "h3"):
             ha.start_responder(testhosts, n)
-        second = run_playbook(PLAY, inv, "--tags", "ha")
+        second = run_playbook(PLAY, inv, "--tags", "ha", *NO_RESUME)
         assert second.rc == 0, second.explain()
         assert set(second.changed_hosts()) == {"h2", "h3"}, second.explain()
         for n in MASTERS:
@@ -86,7 +86,7 @@ def test_keepalived_vip_staged_start_failover_no_flapping(testhosts, responders,
               f"keepalived stopped -> moved in {stop_failover:.2f} s")
         assert health_failover < 6 and stop_failover < 6
         # a re-run (the third) changes nothing, after the failovers too, and does not move the VIP
-        again = run_playbook(PLAY, inv, "--tags", "ha")
+        again = run_playbook(PLAY, inv, "--tags", "ha", *NO_RESUME)
         assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
         assert ha.holders(testhosts, MASTERS, the_vip) == [third_holder]
     finally:
@@ -102,7 +102,7 @@ def test_thirdparty_vip_redirect_once_per_master_and_persistent(testhosts, respo
         ha.start_responder(testhosts, n)
     testhosts.ssh("h3", f"ip addr replace {lb_vip}/32 dev host0")
     ha.start_responder(testhosts, "h3", port=vport, unit="test-lb", label="load-balancer")
-    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": masters},
+    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": masters, "etcd": ["h1"]},
                                     group_vars={"tke_ha_mode": "thirdparty", "tke_vip": lb_vip, "tke_vport": vport})
     url = f"https://{lb_vip}:{vport}/healthz"
     try:
@@ -131,7 +131,7 @@ def test_thirdparty_vip_redirect_once_per_master_and_persistent(testhosts, respo
         bad = testhosts.write_inventory(tmp_path / "bad.yml", groups={"masters": ["h1"]},
                                         group_vars={"tke_ha_mode": "thirdparty", "tke_vip": vip(testhosts, 199),
                                                     "tke_vport": vport})
-        run = run_playbook(PLAY, bad, "--tags", "ha")
+        run = run_playbook(PLAY, bad, "--tags", "ha", *NO_RESUME)
         assert run.rc != 0 and "nothing answers at the load balancer VIP" in run.output, run.explain()
         assert testhosts.ssh("h1", "iptables -w -t nat -S OUTPUT").stdout.count("tke-vip-redirect") == 1
     finally:
@@ -147,7 +147,7 @@ def test_local_lb_survives_a_master_down(testhosts, responders, tmp_path):
     for n in masters:
         ha.start_responder(testhosts, n)
     ha.stop_responder(testhosts, "h3")
-    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": masters, "workers": ["h3"]},
+    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": masters, "workers": ["h3"], "etcd": ["h1"]},
                                     group_vars={"tke_ha_mode": "local_lb"})
     try:
         converge_twice(PLAY, inv, "--tags", "ha")
@@ -171,10 +171,10 @@ def test_keepalived_refuses_a_router_id_in_use(testhosts, tmp_path):
     the_vip = vip(testhosts, 150)
     ha.put(testhosts, "h3", "/root/vrrp_sender.py", ha.SENDER.read_bytes(), "0644")
     testhosts.ssh("h3", f"systemd-run -q --unit=test-vrrp python3 /root/vrrp_sender.py 151 {the_vip}")
-    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": ["h1", "h2"]},
+    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": ["h1", "h2"], "etcd": ["h1"]},
                                     group_vars={"tke_ha_mode": "keepalived", "tke_vip": the_vip})
     try:
-        run = run_playbook(PLAY, inv, "--tags", "ha")
+        run = run_playbook(PLAY, inv, "--tags", "ha", *NO_RESUME)
         assert run.rc != 0, run.explain()
         assert f"virtual_router_id 151 is already used on host0 by {testhosts.ip('h3')}" in run.output, run.explain()
         for n in ("h1", "h2"):  # refused before anything was installed or configured

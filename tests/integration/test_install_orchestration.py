@@ -10,6 +10,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.install_journal im
 from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
+SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
 
 HOOK = """\
 - name: hook {name}
@@ -44,10 +45,11 @@ FAILING_HOOK = """\
 def site(testhosts, tmp_path):
     inv = testhosts.write_inventory(
         tmp_path / "hosts.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
-        # the kubeadm phases are proven in test_kubeadm.py (with the kubeadm double); here they are
-        # left out through the skip list, which this scenario proves too
+        # every phase but precheck is proven in its own scenario; here they are left out through
+        # the skip list, which this scenario proves too
         group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                    "tke_skip_phases": ["control_plane", "nodes"]})
+                    "precheck_max_fsync_ms": 200,
+                    "tke_skip_phases": SKIPPED})
     hooks = tmp_path / "hooks"
     (hooks / "precheck").mkdir(parents=True)
     for name in ("pre-install", "post-install"):

@@ -4,7 +4,9 @@ Real kubeadm and kubelet cannot be obtained here: tests/kubeadm_double/ holds do
 v1.30's CLI, config validation, the files each phase writes; a kubelet that serves the API
 server's health and the cluster's join data). This test installs them on the hosts itself;
 the roles and modules only know "the kubeadm binary at control_plane_kubeadm_bin".
-h1 is the first master, h2 joins as a control-plane node, h3 is a worker; etcd is stacked.
+h1 is the first master, h2 joins as a control-plane node, h3 is a worker; etcd is external (one
+member on h1: two masters would make an even stacked etcd, which validation refuses). The
+certificates and kubeconfigs come from the pki phase, as in an install, and kubeadm reuses them.
 """
 import hashlib
 import json
@@ -51,8 +53,9 @@ def cluster_hosts(testhosts):
 def inventory(cluster_hosts, tmp_path_factory):
     return cluster_hosts.write_inventory(
         tmp_path_factory.mktemp("kubeadm") / "hosts.yml",
-        groups={"masters": ["h1", "h2"], "workers": ["h3"]},
-        group_vars={"tke_k8s_version": "1.30.4", "tke_vip": "172.30.99.100"})
+        # two masters need HA (the third-party LB at the VIP) and an odd etcd: one external member on h1
+        groups={"masters": ["h1", "h2"], "workers": ["h3"], "etcd": ["h1"]},
+        group_vars={"tke_k8s_version": "1.30.4", "tke_ha_mode": "thirdparty", "tke_vip": "172.30.99.100"})
 
 
 def _py(th, host, code):
@@ -65,7 +68,7 @@ HEALTH = ("import ssl,urllib.request;c=ssl.create_default_context(cafile='/etc/k
 
 def test_control_plane_and_nodes_converge_then_change_nothing(cluster_hosts, inventory):
     th = cluster_hosts
-    first, second = converge_twice(PLAY, inventory, "--tags", "control_plane,nodes")
+    first, second = converge_twice(PLAY, inventory, "--tags", "pki,control_plane,nodes")
     assert set(second.stats) == {"h1", "h2", "h3"}
     # secrets never appear in the output
     assert not TOKEN.search(first.output), first.explain()
@@ -73,7 +76,7 @@ def test_control_plane_and_nodes_converge_then_change_nothing(cluster_hosts, inv
     log = th.ssh("h1", "cat /var/log/kubeadm-double.log").stdout
     phases = [re.sub(r" --.*", "", l) for l in log.splitlines() if " phase " in l]
     assert phases == ["init phase kubelet-start", "init phase certs all", "init phase kubeconfig all",
-                      "init phase control-plane all", "init phase etcd local", "init phase upload-config all",
+                      "init phase control-plane all", "init phase upload-config all",
                       "init phase upload-certs", "init phase mark-control-plane", "init phase bootstrap-token",
                       "init phase addon all"], log
     assert "--skip-certificate-key-print" in log and "--skip-token-print" in log
@@ -95,7 +98,7 @@ def test_control_plane_and_nodes_converge_then_change_nothing(cluster_hosts, inv
     # kubeadm's files with TKE's settings
     h1cfg = th.ssh("h1", "cat /etc/kubernetes/kubeadm-config.yaml").stdout
     assert "controlPlaneEndpoint: api.tke.com:6443" in h1cfg
-    assert 'quota-backend-bytes: "6442450944"' in h1cfg and '- "172.30.99.100/32"' in h1cfg
+    assert f"- https://{th.ip('h1')}:2379" in h1cfg and '- "172.30.99.100/32"' in h1cfg
     assert th.ssh("h1", "stat -c %a /etc/kubernetes/kubeadm-config.yaml").stdout.strip() == "600"
     api = th.ssh("h2", "cat /etc/kubernetes/manifests/kube-apiserver.yaml").stdout
     assert "--service-cluster-ip-range=10.96.0.0/16" in api and "registry.tke.com/library/kube-apiserver:v1.30.4" in api
