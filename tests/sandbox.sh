@@ -19,20 +19,33 @@ case ${1:-install} in
 esac
 
 bash "$TOP/tests/setup_controller.sh"
+mkdir -p "$TOP/.cache/sandbox"
 ok=0
 trap '[ $ok = 1 ] || { echo "sandbox failed: tearing it down" >&2; bash "$H" destroy; }' EXIT
 t0=$(date +%s)
 bash "$H" deps; bash "$H" rootfs; bash "$H" repo
 bash "$H" net-up; bash "$H" up 1 2 3; bash "$H" ssh-wait 1 2 3
 echo "sandbox: 3 hosts reachable in $(( $(date +%s) - t0 )) s (h1 172.30.0.11, h2 172.30.0.12, h3 172.30.0.13)"
-ok=1
 cd "$TOP"
+PY=$TOP/.cache/venv/bin/python
+# the offline site pack the sandbox installs, built on this machine (cached: a re-build reuses it)
+repo=$(TH_ID=0 bash "$H" info | sed -n 's/^TH_REPO=//p')
+spec=$(PYTHONPATH=$TOP/tests "$PY" tests/harness/fixture_pack.py "$TOP/.cache/sandbox/pack-inputs" "$repo")
+printf 'all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n' "$PY" \
+  > "$TOP/.cache/sandbox/local.yml"
+"$TOP/.cache/venv/bin/ansible-playbook" playbooks/site_pack.yml -i "$TOP/.cache/sandbox/local.yml" \
+  -e "pack_spec=$spec" -e "pack_output_dir=$TOP/.cache/sandbox/packs" -e "pack_cache_dir=$TOP/.cache/sandbox/pack-cache"
+echo "sandbox: site pack ready in .cache/sandbox/packs/fixture-1.0.0"
+ok=1
 rc=0
 "$TOP/.cache/venv/bin/ansible-playbook" install.yml -i "$INV" "$@" || rc=$?
 cat <<MSG
 
 sandbox: ansible-playbook install.yml -i inventories/sandbox/hosts.yml exited $rc
+  what ran: every phase of install.yml but control_plane and nodes (no kubeadm/kubelet here)
   the hosts stay up for you:  ssh -i .cache/testhosts/id_ed25519 root@172.30.0.11
+  pull from the registry:     ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d \
+                                --user admin:<tke_admin_password> registry.tke.com/library/hello:1.0   (on any host)
   run again:                  .cache/venv/bin/ansible-playbook install.yml -i inventories/sandbox/hosts.yml
   tear down:                  sudo bash tests/sandbox.sh down
 MSG
