@@ -128,7 +128,7 @@ def test_thirdparty_vip_redirect_once_per_master_and_persistent(testhosts, respo
         ha.start_responder(testhosts, "h2")
         assert testhosts.ssh("h2", ha.get(url)).stdout == "h2"
         # a VIP that nothing answers is reported before any rule is touched
-        bad = testhosts.write_inventory(tmp_path / "bad.yml", groups={"masters": ["h1"]},
+        bad = testhosts.write_inventory(tmp_path / "bad.yml", groups={"masters": masters, "etcd": ["h1"]},
                                         group_vars={"tke_ha_mode": "thirdparty", "tke_vip": vip(testhosts, 199),
                                                     "tke_vport": vport})
         run = run_playbook(PLAY, bad, "--tags", "ha", *NO_RESUME)

@@ -1,6 +1,7 @@
 """precheck on three real hosts: passes on good hosts, fails naming host and check on a bad one,
 changes nothing, and writes the controller-side JSON report."""
 import json
+import re
 
 import pytest
 
