@@ -77,10 +77,15 @@ class ActionModule(ActionBase):
         prefixes = ij.input_prefixes(phase)
         code = tree_digest("roles", "plugins", "playbooks")
         hostvars = task_vars.get("hostvars", {})
+        # what this run registered or set_fact'ed (earlier phases' results, this bookkeeping's own
+        # tke_phase_start) is not an input: only what the inventory and the command line say is
+        variable_manager = getattr(hostvars, "_variable_manager", None)
+        run_facts = getattr(variable_manager, "_nonpersistent_fact_cache", {}) if variable_manager else {}
         out = {}
         for host in hosts:
             hv = hostvars.get(host, {})
-            keys = [k for k in hv if k.startswith(tuple(prefixes))] if prefixes else []
+            volatile = set(run_facts.get(host, {}))
+            keys = [k for k in hv if k.startswith(tuple(prefixes)) and k not in volatile] if prefixes else []
             inputs = {k: self._templar.template(hv[k]) for k in sorted(keys)}
             out[host] = ij.fingerprint(phase, code, inputs, sorted(hv.get("group_names", [])),
                                        hv.get("ansible_host", host))

@@ -50,6 +50,8 @@ def evaluate(facts, limits):
     facts: the dict host_probe.gather() returns.
     limits: min_cpu, min_memory_mb, disk (list of {path, min_free_gb}), supported_os
     (list of {id, versions}), min_kernel, arch (list), commands (list), ports (list),
+    port_owners (port -> process names of the services this install runs there: such a port
+    counts as free, so a re-run on an installed site passes),
     swap ('fail' | 'warn' | 'ignore').
     """
     results = [check_min("cpu", facts.get("cpu_count"), limits["min_cpu"]),
@@ -83,8 +85,13 @@ def evaluate(facts, limits):
                            f"required commands not found: {', '.join(missing)}" if missing else ""))
 
     listening = facts.get("listening_ports", {})
+    ours = {str(k): set(v) for k, v in (limits.get("port_owners") or {}).items()}
     for port in sorted(limits.get("ports", [])):
         owner = listening.get(str(port))
+        if owner and owner.split("[", 1)[0] in ours.get(str(port), ()):
+            # the service this install puts there (a re-run on an installed site)
+            results.append(_result(f"port {port} free", f"in use by {owner} (ours)", "free or ours", PASS))
+            continue
         results.append(_result(f"port {port} free", f"in use by {owner}" if owner else "free", "free",
                                FAIL if owner else PASS,
                                f"port {port} is already in use by {owner}" if owner else ""))

@@ -82,6 +82,12 @@ options:
     type: list
     elements: int
     default: []
+  port_owners:
+    description:
+      - Port -> process names (as in /proc/PID/comm) of the services this install runs on that port.
+        A port held by one of them passes, so precheck passes again on an installed site.
+    type: dict
+    default: {}
   swap:
     description: What swap being on means.
     type: str
@@ -193,6 +199,7 @@ def main():
             arch=dict(type="list", elements="str", default=["x86_64", "aarch64"]),
             commands=dict(type="list", elements="str", default=[]),
             ports=dict(type="list", elements="int", default=[]),
+            port_owners=dict(type="dict", default={}),
             swap=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),
             peers=dict(type="list", elements="dict", default=[], options=dict(
                 name=dict(type="str", required=True), address=dict(type="str", required=True),

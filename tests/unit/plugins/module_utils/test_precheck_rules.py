@@ -90,3 +90,12 @@ def test_duplicate_hostnames():
     res = r.duplicate_hostnames({"h1": "node", "h2": "NODE", "h3": "other"})
     assert res["h1"]["message"] == "hostname node is also the hostname of h2"
     assert res["h3"]["status"] == "pass"
+
+
+def test_a_port_held_by_the_service_we_install_there_passes():
+    limits = {**LIMITS, "ports": [443, 6443], "port_owners": {"443": ["registry"], 6443: ["kube-apiserver"]}}
+    facts = {**GOOD, "listening_ports": {"443": "registry[12]", "6443": "nginx[7]"}}
+    results = {x["check"]: x for x in r.evaluate(facts, limits)}
+    assert results["port 443 free"]["status"] == "pass" and "(ours)" in results["port 443 free"]["value"]
+    assert results["port 6443 free"]["status"] == "fail"
+    assert results["port 6443 free"]["message"] == "port 6443 is already in use by nginx[7]"
