@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
@@ -13,6 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import tke_config
+from ansible_collections.offline_pot.tke.plugins.module_utils._controller import write_private
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "tke.json.j2")
@@ -73,18 +73,7 @@ class ActionModule(ActionBase):
         mode_ok = before is not None and (os.stat(dest).st_mode & 0o777) == 0o600
         changed = before != text or not mode_ok
         if changed and not self._task.check_mode:
-            directory = os.path.dirname(dest)
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=".tke.json.")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                os.chmod(tmp_path, 0o600)
-                os.replace(tmp_path, dest)
-            except BaseException:
-                if os.path.exists(tmp_path):
-                    os.unlink(tmp_path)
-                raise
+            write_private(dest, text)
         result.update(changed=changed, dest=dest, step=step, mode=ctx["ha_mode"],
                       machines=len(ctx["machines"]))
         return result
