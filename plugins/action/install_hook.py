@@ -20,7 +20,8 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal as ij
-from ansible_collections.offline_pot.tke.plugins.module_utils._controller import read_text, utc_now, write_private
+from ansible_collections.offline_pot.tke.plugins.module_utils._controller import (
+    read_text, sync_tke_json_step, utc_now, write_private)
 
 TAIL = 60
 
@@ -98,6 +99,8 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=f"hook {name} ({path}) failed with exit code {proc.returncode}")
             return result
         if use_journal and not self._task.check_mode:
-            write_private(journal_path, ij.dump(ij.record(ij.load(read_text(journal_path)), phase, fp, utc_now())))
+            journal = ij.record(ij.load(read_text(journal_path)), phase, fp, utc_now())
+            write_private(journal_path, ij.dump(journal))
+            sync_tke_json_step(os.path.dirname(journal_path), journal["step"])
         result["msg"] = f"hook {name} ran in {time.time() - started:.1f} s"
         return result

@@ -15,7 +15,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal as ij
 from ansible_collections.offline_pot.tke.plugins.module_utils._controller import (
-    read_text, tree_digest, utc_now, write_private)
+    read_text, sync_tke_json_step, tree_digest, utc_now, write_private)
 
 
 class ActionModule(ActionBase):
@@ -70,6 +70,8 @@ class ActionModule(ActionBase):
             result["banner"] = f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}"
         if not self._task.check_mode:
             write_private(path, ij.dump(journal))
+            if state == "done":
+                sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
         result.update(changed=False, step=journal.get("step", 0), journal=path)
         return result
 

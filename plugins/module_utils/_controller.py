@@ -5,9 +5,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import time
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import tke_config
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -53,3 +56,16 @@ def tree_digest(*relative_dirs):
                 with open(path, "rb") as fh:
                     h.update(hashlib.sha256(fh.read()).digest())
     return h.hexdigest()
+
+
+def sync_tke_json_step(state_dir, step):
+    """TKE's state file (<state_dir>/tke.json) carries the resume point: its `step` follows the
+    install journal's. Nothing is written when there is no tke.json or the step is already right."""
+    path = os.path.join(state_dir, "tke.json")
+    text = read_text(path)
+    if not text:
+        return
+    state = json.loads(text)
+    if state.get("step") != step:
+        state["step"] = step
+        write_private(path, tke_config.canonical(state))

@@ -98,9 +98,16 @@ def test_failing_hook_stops_the_run_and_a_rerun_resumes_there(testhosts, site, t
     j = journal(site)
     assert set(j["phases"]) == {"precheck", "hook:pre-install", "hook:post-cluster-ready", "hook:post-install"}
     assert j["step"] == PHASE_NAMES.index("hook:post-install") + 1
+    # TKE's state file carries the same resume point
+    assert json.loads((site.parent / ".tke" / "tke.json").read_text())["step"] == j["step"]
 
     third = run_playbook(INSTALL, site)
     assert third.rc == 0 and third.changed_hosts() == {}, third.explain()
+    # the run ends with a summary that says where things are and holds no secret
+    summary = third.output.split("TASK [What was installed and where its files are]", 1)[1]
+    assert "journal: " in summary and f"(step {j['step']}/14)" in summary, third.explain()
+    assert "skipped by tke_skip_phases: offline, host_init" in summary
+    assert "test-admin-password" not in third.output
     assert len(hook_log(testhosts)) == 5, "a finished install ran a hook again"
 
 
