@@ -150,8 +150,9 @@ repo() { # debs resolved against the rootfs, fetched by the machine's apt, index
 
 net_up() {
   local up; up=$(uplink)
-  ip link show "$BR" >/dev/null 2>&1 || {
-    ip link add "$BR" type bridge; ip addr add "$GW/24" dev "$BR"; ip link set "$BR" up; }
+  # converge, not just create: a bridge left behind (down, without its address) is repaired
+  ip link show "$BR" >/dev/null 2>&1 || ip link add "$BR" type bridge
+  ip addr replace "$GW/24" dev "$BR"; ip link set "$BR" up
   # nothing from the test net is ever forwarded anywhere: hosts reach only each other and this machine
   nft list table inet "$NFT_TABLE" >/dev/null 2>&1 || nft -f - <<EOF
 table inet $NFT_TABLE {
