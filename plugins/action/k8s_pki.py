@@ -64,15 +64,14 @@ def summary(files: dict, name: str, now) -> str:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
+    # ActionBase.run refuses any other parameter
+    _VALID_ARGS = frozenset(("pki_dir", "cluster", "renew_days", "force", "user_cas"))
     _supports_check_mode = True
     _supports_async = False
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self._task.args
-        unknown = set(args) - {"pki_dir", "cluster", "renew_days", "force", "user_cas"}
-        if unknown:
-            raise AnsibleActionFail("unsupported parameters: " + ", ".join(sorted(unknown)))
         pki_dir = args.get("pki_dir")
         if not pki_dir:
             raise AnsibleActionFail("pki_dir is required")

@@ -14,15 +14,14 @@ from ansible.plugins.action import ActionBase
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
+    # ActionBase.run refuses any other parameter
+    _VALID_ARGS = frozenset(("pki_dir", "files", "pending_sources"))
     _supports_check_mode = True
     _supports_async = False
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self._task.args
-        unknown = set(args) - {"pki_dir", "files", "pending_sources"}
-        if unknown:
-            raise AnsibleActionFail("unsupported parameters: " + ", ".join(sorted(unknown)))
         pki_dir = os.path.abspath(os.path.expanduser(to_text(args.get("pki_dir") or "")))
         files = args.get("files")
         if not args.get("pki_dir") or not isinstance(files, list):
