@@ -19,6 +19,9 @@
 # TH_CACHE (default <repo>/.cache/testhosts) holds the rootfs, the repo and the SSH key,
 # shared read-only by every instance and built under a lock.
 set -euo pipefail
+# the hosts inherit it: a caller's umask 077 leaves files in them that their own services
+# (systemd-networkd, as its own user) cannot read
+umask 022
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
