@@ -7,7 +7,6 @@ the two kubeadm ones: kubeadm/kubelet cannot be had here). Not a test: prints nu
     sudo .cache/venv/bin/python bench/install_bench.py [--inventory-template sandbox] [--th-id 8]
 """
 import argparse
-import os
 import re
 import sys
 import tempfile
@@ -78,12 +77,12 @@ def main():
             print("tasks executed per host (install / no-op re-run): " + ", ".join(
                 f"{h} {n}/{tasks_per_host(noop).get(h, 0)}" for h, n in sorted(tasks_per_host(full).items())))
             print("per-phase time (install): " + ", ".join(
-                f"{m[1]}. {m[2]} {m[3]} s" for m in PHASE_DONE.findall(full.output)))
+                f"{m[0]}. {m[1]} {m[2]} s" for m in PHASE_DONE.findall(full.output)))
+            print("changed by the re-converge: " + ("; ".join(again.changed_tasks()) or "nothing"))
     finally:
         hosts.destroy()
     return 0
 
 
 if __name__ == "__main__":
-    os.umask(0o077)
     sys.exit(main())
