@@ -22,13 +22,8 @@ description:
     back at boot.
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 options:
   vip:
     description: Address of the load balancer (IPv4).

@@ -23,13 +23,8 @@ description:
   - C(changed) is true only when a file was written, a value set, a module loaded or swap turned off.
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 options:
   sysctl:
     description: Key -> value.

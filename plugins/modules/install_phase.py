@@ -22,13 +22,8 @@ description:
     nothing is written.
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 options:
   phase:
     description: Name of the phase (one of the phases of install.yml).

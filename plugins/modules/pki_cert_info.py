@@ -17,13 +17,8 @@ description:
     controller parses the result (filter P(offline_pot.tke.cert_report#filter)).
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 options:
   paths:
     description: Directories (searched recursively) or files to read.

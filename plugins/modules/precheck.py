@@ -18,13 +18,8 @@ description:
     failing check of every host at once.
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 options:
   min_cpu:
     description: Minimum number of usable CPUs.

@@ -22,13 +22,8 @@ description:
     C(all), C(group <name>), C(host <name>) or C(hosts <names>)."
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 options:
   extra_problems:
     description: Problems found by other means, reported with the rest (strings).

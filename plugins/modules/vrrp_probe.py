@@ -18,13 +18,8 @@ description:
   - Never changes the host.
 author:
   - offline_pot.tke developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 options:
   interface:
     description: Interface to listen on.
