@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Benchmark of install.yml on 3 fresh test hosts: full install time, no-op re-run time (journal
-resume) and its ratio to the install, a full re-converge with resume off, tasks executed per host,
-and per-phase times from the phase banners, on the sandbox's real fixture site pack (every phase but
-the two kubeadm ones: kubeadm/kubelet cannot be had here). Not a test: prints numbers for the closing notes.
+"""Benchmark of install.yml on 3 fresh test hosts, every phase: full install time, no-op re-run time
+(journal resume) and its ratio to the install, a full re-converge with resume off, tasks executed per
+host, and per-phase times from the phase banners. The site is the end-to-end test's: HA keepalived
+(h1, h2 masters holding the VIP; h3 a worker), external etcd on h1, the registry on h1, the fixture
+site pack; kubeadm and kubelet are the test doubles (tests/kubeadm_double), put on the hosts first.
+Not a test: prints numbers for the closing notes.
 
-    sudo .cache/venv/bin/python bench/install_bench.py [--inventory-template sandbox] [--th-id 8]
+    sudo .cache/venv/bin/python bench/install_bench.py [--th-id 8]
 """
 import argparse
 import re
@@ -16,7 +18,7 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "tests"))
 
-from harness import fixture_pack  # noqa: E402
+from harness import fixture_pack, kubeadm_double, sites  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 from harness.testhosts import TestHosts  # noqa: E402
 
@@ -33,21 +35,6 @@ def tasks_per_host(run):
     return {h: s["ok"] + s["changed"] + s["failed"] for h, s in run.stats.items()}
 
 
-def site_pack(hosts, tmp):
-    """The sandbox's fixture pack (built once, cached under .cache/sandbox)."""
-    out = TOP / ".cache" / "sandbox" / "packs"
-    pack = out / "fixture-1.0.0"
-    if not (pack / "manifest.json").is_file():
-        spec = fixture_pack.build_inputs(TOP / ".cache" / "sandbox" / "pack-inputs", Path(hosts.info["TH_REPO"]))
-        local = tmp / "local.yml"
-        local.write_text(f"all:\n  hosts:\n    localhost:\n      ansible_connection: local\n"
-                         f"      ansible_python_interpreter: {sys.executable}\n")
-        run = run_playbook(TOP / "playbooks" / "site_pack.yml", local, "-e", f"pack_spec={spec}",
-                           "-e", f"pack_output_dir={out}", "-e", f"pack_cache_dir={TOP / '.cache/sandbox/pack-cache'}")
-        assert run.rc == 0, run.explain()
-    return pack
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--th-id", type=int, default=8)
@@ -57,13 +44,9 @@ def main():
     try:
         hosts.up()
         with tempfile.TemporaryDirectory(dir=TOP / ".cache") as tmp:
-            pack = site_pack(hosts, Path(tmp))
-            # every phase but the two kubeadm ones (no kubeadm/kubelet on this machine)
-            inv = hosts.write_inventory(Path(tmp) / "hosts.yml",
-                                        groups={"masters": ["h1"], "workers": ["h2", "h3"], "registry": ["h1"]},
-                                        group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                                                    "tke_site_pack": str(pack), "site_repo_packages": ["conntrack", "socat"],
-                                                    "tke_skip_phases": ["control_plane", "nodes"]})
+            pack = fixture_pack.ensure_pack(TOP / ".cache" / "sandbox", Path(hosts.info["TH_REPO"]))
+            kubeadm_double.install(hosts)
+            inv = sites.ha_keepalived(hosts, Path(tmp) / "hosts.yml", pack)
             full, t_full = timed(inv)
             if full.rc != 0:
                 print(full.explain())

@@ -38,13 +38,18 @@ printf 'all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      a
 "$TOP/.cache/venv/bin/ansible-playbook" playbooks/site_pack.yml -i "$TOP/.cache/sandbox/local.yml" \
   -e "pack_spec=$spec" -e "pack_output_dir=$TOP/.cache/sandbox/packs" -e "pack_cache_dir=$TOP/.cache/sandbox/pack-cache"
 echo "sandbox: site pack ready in .cache/sandbox/packs/fixture-1.0.0"
+# kubeadm and kubelet cannot be had on this machine: the sandbox's hosts get their TEST DOUBLES
+# (tests/kubeadm_double), as a real site's pack would bring the real binaries
+PYTHONPATH=$TOP/tests "$PY" -c 'from harness.testhosts import TestHosts; from harness import kubeadm_double
+kubeadm_double.install(TestHosts(th_id=0, count=3))'
+echo "sandbox: kubeadm/kubelet test doubles on the hosts"
 ok=1
 rc=0
 "$TOP/.cache/venv/bin/ansible-playbook" install.yml -i "$INV" "$@" || rc=$?
 cat <<MSG
 
 sandbox: ansible-playbook install.yml -i inventories/sandbox/hosts.yml exited $rc
-  what ran: every phase of install.yml but control_plane and nodes (no kubeadm/kubelet here)
+  what ran: every phase of install.yml; kubeadm and kubelet are test doubles (tests/kubeadm_double)
   the hosts stay up for you:  ssh -i .cache/testhosts/id_ed25519 root@172.30.0.11
   pull from the registry:     ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d \
                                 --user admin:<tke_admin_password> registry.tke.com/library/hello:1.0   (on any host)

@@ -86,9 +86,8 @@ class ActionModule(ActionBase):
         out = {}
         for host in hosts:
             hv = hostvars.get(host, {})
-            volatile = set(run_facts.get(host, {}))
-            keys = [k for k in hv if k.startswith(tuple(prefixes)) and k not in volatile] if prefixes else []
-            inputs = {k: self._templar.template(hv[k]) for k in sorted(keys)}
+            keys = ij.input_names(hv, prefixes, exclude=set(run_facts.get(host, {})))
+            inputs = {k: self._templar.template(hv[k]) for k in keys}
             out[host] = ij.fingerprint(phase, code, inputs, sorted(hv.get("group_names", [])),
                                        hv.get("ansible_host", host))
         return out

@@ -74,9 +74,23 @@ def runs_together(phase):
     return {name: together for name, _, together in PHASES}[phase]
 
 
+# Variables that steer the install run itself (resume, skip, force, where the hooks are): they are
+# no phase's input, or a run with -e tke_resume=false would make every later run redo every phase.
+ORCHESTRATION_VARS = frozenset({"tke_resume", "tke_skip_phases", "force_phases", "tke_hooks_dir"})
+
+
+def input_names(names, prefixes, exclude=()):
+    """The names among names that are a phase's inputs: its prefixes, less the orchestration
+    variables and exclude (what this run registered or set_fact'ed)."""
+    if not prefixes:
+        return []
+    return sorted(k for k in names
+                  if k.startswith(tuple(prefixes)) and k not in ORCHESTRATION_VARS and k not in exclude)
+
+
 def select_inputs(host_vars, prefixes):
     """The variables of one host that are a phase's inputs."""
-    return {k: host_vars[k] for k in sorted(host_vars) if k.startswith(tuple(prefixes))} if prefixes else {}
+    return {k: host_vars[k] for k in input_names(host_vars, prefixes)}
 
 
 def fingerprint(*parts):

@@ -11,41 +11,23 @@ certificates and kubeconfigs come from the pki phase, as in an install, and kube
 import hashlib
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from harness import kubeadm_double
 from harness.playbook import converge_twice, run_playbook, TOP
 
 PLAY = TOP / "playbooks" / "install.yml"
-DOUBLE = TOP / "tests" / "kubeadm_double"
 TOKEN = re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")
-
-
-def _ssh_argv(th, name):
-    return ["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "BatchMode=yes", f"root@{th.ip(name)}"]
 
 
 @pytest.fixture(scope="module")
 def cluster_hosts(testhosts):
-    """The doubles on every host (the test's job, never a role's), python3-cryptography for
-    the double's certificates, and api.tke.com in /etc/hosts (host_init's job, not on this branch)."""
-    yaml_pkg = Path(yaml.__file__).parent
-    for h in testhosts.names:
-        tar = subprocess.run(["tar", "-C", str(DOUBLE), "-cf", "-", "kubeadm", "kubelet", "cli_v1_30.py",
-                              "-C", str(yaml_pkg.parent), "--exclude=__pycache__", "--exclude=*.so", yaml_pkg.name],
-                             check=True, capture_output=True).stdout
-        subprocess.run(_ssh_argv(testhosts, h) + [
-            "mkdir -p /usr/local/lib/kubeadm-double && tar -C /usr/local/lib/kubeadm-double -xf - && "
-            "ln -sf /usr/local/lib/kubeadm-double/kubeadm /usr/local/bin/kubeadm && "
-            "ln -sf /usr/local/lib/kubeadm-double/kubelet /usr/local/bin/kubelet"], input=tar, check=True)
-        testhosts.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography) >/dev/null 2>&1; "
-                         "python3 -c 'import cryptography' && "
-                         f"(grep -q ' api.tke.com$' /etc/hosts || echo '{testhosts.ip('h1')} api.tke.com' >> /etc/hosts)",
-                      timeout=300)
+    """The doubles on every host (the test's job, never a role's), and api.tke.com in /etc/hosts
+    (host_init's job: this scenario runs only pki, control_plane and nodes)."""
+    kubeadm_double.install(testhosts, api_domain_ip=testhosts.ip("h1"))
     return testhosts
 
 

@@ -71,6 +71,15 @@ def test_select_inputs_by_prefix():
     assert j.select_inputs(hv, ()) == {}
 
 
+def test_orchestration_and_run_vars_are_no_inputs():
+    # a run with -e tke_resume=false (or a skip list, a forced phase) must not make the next
+    # run redo phases: those steer the run, they are no phase's input
+    hv = {"tke_vip": "1.2.3.4", "tke_resume": False, "tke_skip_phases": ["nodes"], "force_phases": "pki",
+          "tke_hooks_dir": "/x", "tke_phase_start": {"run_hosts": ["h1"]}}
+    assert j.input_names(hv, ("tke_", "force_")) == ["tke_phase_start", "tke_vip"]
+    assert j.input_names(hv, ("tke_",), exclude={"tke_phase_start"}) == ["tke_vip"]
+
+
 def test_load_rejects_foreign_documents():
     assert j.load("") == j.empty()
     with pytest.raises(ValueError):

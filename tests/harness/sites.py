@@ -1,0 +1,21 @@
+"""Inventories of whole sites on the three test hosts (the end-to-end test and bench/ share them)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def vip(th) -> str:
+    """An unused address of the hosts' subnet for the API VIP."""
+    return th.ip("h1").rsplit(".", 1)[0] + ".100"
+
+
+def ha_keepalived(th, path: Path, pack: Path, **group_vars) -> Path:
+    """h1 and h2 masters holding the API VIP with keepalived, h3 a worker; etcd external on h1 (two
+    stacked members would be an even etcd, which validation refuses); the registry on h1; everything
+    from the site pack. The hosts share this machine's disk: the disk checks ask for little."""
+    return th.write_inventory(
+        path, groups={"masters": ["h1", "h2"], "workers": ["h3"], "etcd": ["h1"], "registry": ["h1"]},
+        group_vars={"tke_ha_mode": "keepalived", "tke_vip": vip(th), "tke_site_pack": str(pack),
+                    "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}], **group_vars})

@@ -1,0 +1,195 @@
+"""The whole install.yml, end to end, on three real hosts and the HA keepalived inventory.
+
+h1 and h2 are masters holding the API VIP with keepalived, h3 is a worker; etcd is external (a
+real etcd on h1: two stacked members would be an even etcd, which validation refuses) and the
+registry is on h1. Everything comes from the fixture site pack, as on an air-gapped site, except
+kubeadm and kubelet, which cannot be had here: the test puts their test doubles on the hosts
+(tests/kubeadm_double) before the install, as a site's pack would put the real binaries.
+
+The run order is an operator's day: the first install stops at a broken post-cluster-ready hook;
+after the fix a re-run resumes there; a re-converge with the journal off changes nothing on any
+host; the default re-run skips every phase; --skip-tags registry leaves the registry alone.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.install_journal import PHASE_NAMES
+from harness import fixture_pack, kubeadm_double, sites
+from harness.sites import vip
+from harness.playbook import NO_RESUME, TOP, run_playbook
+
+INSTALL = TOP / "install.yml"
+PHASES = ["precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
+HEALTH = ("import ssl,urllib.request;c=ssl.create_default_context(cafile='/etc/kubernetes/pki/ca.crt');"
+          "print(urllib.request.urlopen('https://{addr}:6443/healthz',context=c,timeout=5).read().decode())")
+
+MARKER = """\
+- name: hook {name}
+  hosts: h3
+  gather_facts: false
+  tasks:
+    - name: Marker with a timestamp
+      ansible.builtin.shell: echo "{name} $(date +%s.%N)" >> /root/hooks.log
+      changed_when: true
+"""
+# stands for an operator's check that needs the running cluster; broken until a flag file exists
+BROKEN_UNTIL_FIXED = """\
+- name: hook post-cluster-ready
+  hosts: h3
+  gather_facts: false
+  tasks:
+    - name: The operator's check
+      ansible.builtin.stat:
+        path: {flag}
+      delegate_to: localhost
+      register: fixed
+    - name: Not fixed yet
+      ansible.builtin.fail:
+        msg: the post-cluster-ready hook is broken
+      when: not fixed.stat.exists
+    - name: Marker with a timestamp
+      ansible.builtin.shell: echo "post-cluster-ready $(date +%s.%N)" >> /root/hooks.log
+      changed_when: true
+"""
+
+
+HOOK_TASK = re.compile(r"TASK \[offline_pot\.tke\.tke : (Run the hook playbook|Hook (before|after) the phase)\]")
+
+
+@pytest.fixture(scope="module")
+def site(testhosts, tmp_path_factory):
+    th = testhosts
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    kubeadm_double.install(th)
+    for h in th.names:
+        th.ssh(h, "rm -f /root/hooks.log")
+    d = tmp_path_factory.mktemp("e2e")
+    inv = sites.ha_keepalived(th, d / "hosts.yml", pack)
+    hooks = d / "hooks"
+    for sub in ("control_plane", "nodes"):
+        (hooks / sub).mkdir(parents=True)
+    for name in ("pre-install", "post-install", "control_plane/before", "nodes/after"):
+        (hooks / f"{name}.yml").write_text(MARKER.format(name=name))
+    (hooks / "post-cluster-ready.yml").write_text(BROKEN_UNTIL_FIXED.format(flag=d / "fixed"))
+    return {"inv": inv, "dir": d}
+
+
+def hook_log(th):
+    words = th.ssh("h3", "cat /root/hooks.log 2>/dev/null || true").stdout.split()
+    return [(words[i], float(words[i + 1])) for i in range(0, len(words), 2)]
+
+
+def journal(site):
+    return json.loads((site["dir"] / ".tke" / "journal.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def installed(testhosts, site):
+    """Install 1 stops at the broken hook; install 2 (after the fix) resumes and finishes."""
+    first = run_playbook(INSTALL, site["inv"])
+    first.journal = journal(site)
+    first.h3_joined = testhosts.ssh("h3", "test -e /var/log/kubeadm-double.log", check=False).returncode == 0
+    (site["dir"] / "fixed").touch()
+    second = run_playbook(INSTALL, site["inv"])
+    return first, second
+
+
+def test_install_stops_at_a_failing_hook_and_resumes_there(testhosts, site, installed):
+    first, second = installed
+    th = testhosts
+    assert first.rc != 0, first.explain()
+    assert "the post-cluster-ready hook is broken" in first.output, first.explain()
+    # every phase up to the cluster ran (and said so); nodes did not
+    for phase in PHASES[:-1]:
+        assert re.search(rf"phase {PHASE_NAMES.index(phase) + 1}/\d+ {phase}: done on ", first.output), \
+            (phase, first.explain())
+    assert "Phase nodes" not in first.output and not first.h3_joined
+    assert set(PHASES[:-1]) <= set(first.journal["phases"]) and "nodes" not in first.journal["phases"]
+    assert "hook:post-cluster-ready" not in first.journal["phases"]
+    assert first.journal["step"] == PHASE_NAMES.index("control_plane") + 1, first.journal["step"]
+
+    assert second.rc == 0, second.explain()
+    # the re-run skipped every finished phase, quickly and saying so, and ran from the hook on
+    for phase in PHASES[:-1]:
+        assert re.search(rf"{phase}: running on no host; skipping [^\n]*\(done \S+,\s+inputs\s+unchanged\)",
+                         second.output), (phase, second.explain())
+    assert re.search(r"nodes: running on h3\b", second.output), second.explain()
+    for task in ("Gather facts and evaluate the prerequisites", "Install keepalived", "init phase"):
+        assert task not in second.output, task
+    names = [n for n, _ in hook_log(th)]
+    assert names == ["pre-install", "control_plane/before", "post-cluster-ready", "nodes/after", "post-install"], names
+    stamps = [t for _, t in hook_log(th)]
+    assert stamps == sorted(stamps)
+    j = journal(site)
+    assert {p for p in PHASES} <= set(j["phases"])
+    assert set(j["phases"]["nodes"]) == {"h3"} and set(j["phases"]["control_plane"]) == {"h1", "h2"}
+    assert j["step"] == PHASE_NAMES.index("hook:post-install") + 1
+    assert json.loads((site["dir"] / ".tke" / "tke.json").read_text())["step"] == j["step"]
+
+
+def test_the_site_works(testhosts, site, installed):
+    th = testhosts
+    # the VIP is on the first master; keepalived runs on both masters, started in stages
+    assert th.ssh("h1", f"ip -o -4 addr show to {vip(th)}/32").stdout.strip(), "h1 does not hold the VIP"
+    assert not th.ssh("h2", f"ip -o -4 addr show to {vip(th)}/32").stdout.strip()
+    for h in ("h1", "h2"):
+        assert th.ssh(h, "systemctl is-active keepalived").stdout.strip() == "active", h
+    # the API answers through the VIP and through the API domain, with the site's CA, from the worker
+    for addr in (vip(th), "api.tke.com"):
+        out = th.ssh("h3", "python3 -c " + json.dumps(HEALTH.format(addr=addr))).stdout.strip()
+        assert out == "ok", addr
+    assert "server: https://api.tke.com:6443" in th.ssh("h3", "cat /etc/kubernetes/kubelet.conf").stdout
+    # real etcd with mutual TLS, the registry, containerd; the kubelets run
+    assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd kubelet").stdout.split() == ["active"] * 4
+    for h in ("h2", "h3"):
+        assert th.ssh(h, "systemctl is-active containerd kubelet").stdout.split() == ["active"] * 2, h
+    # a pre-seeded image is pulled from the site's registry over TLS on the worker (ctr does not
+    # read the CRI plugin's credentials: it is given the registry's hosts.toml and the user)
+    th.ssh("h3", "ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d --user admin:test-admin-password "
+                 "registry.tke.com/library/pause:3.9 >/dev/null", timeout=120)
+    # kubeadm joined h2 as a control-plane node and h3 as a worker, against the external etcd
+    cfg = th.ssh("h1", "cat /etc/kubernetes/kubeadm-config.yaml").stdout
+    assert "controlPlaneEndpoint: api.tke.com:6443" in cfg and f"https://{th.ip('h1')}:2379" in cfg
+    assert "join phase control-plane-join all" in th.ssh("h2", "cat /var/log/kubeadm-double.log").stdout
+    assert th.ssh("h3", "cat /var/log/kubeadm-double.log").stdout.splitlines() == [
+        f"join phase {p} --config /etc/kubernetes/kubeadm-join.yaml" for p in ("preflight", "kubelet-start")]
+
+
+def test_rerun_changes_nothing_on_any_host(testhosts, site, installed):
+    # services restart on their own on a live site (reboots, upgrades): containerd then resets its
+    # root's mode, which host_init must agree with
+    for h in testhosts.names:
+        testhosts.ssh(h, "systemctl restart containerd")
+    # every task of every phase again (journal off): nothing changes anywhere
+    again = run_playbook(INSTALL, site["inv"], "--diff", *NO_RESUME)
+    assert again.rc == 0, again.explain()
+    assert set(again.stats) == {"h1", "h2", "h3"}
+    # this scenario's hooks change something by design (each appends a marker), and a hook that
+    # changed something reports changed: count only the collection's own tasks
+    ours = [t for t in again.changed_tasks() if not HOOK_TASK.match(t)]
+    assert ours == [], again.explain()
+    # the default re-run: every phase and hook done, nothing runs, nothing changes
+    noop = run_playbook(INSTALL, site["inv"])
+    assert noop.rc == 0 and noop.changed_hosts() == {}, noop.explain()
+    assert "init phase" not in noop.output
+
+
+def test_skip_tags_registry_leaves_the_registry_alone(testhosts, site, installed):
+    th = testhosts
+    # the registry's configuration drifts; a run that skips the registry phase must not repair it
+    conf = th.ssh("h1", "systemctl show -P FragmentPath tke-registry").stdout.strip()
+    before = th.ssh("h1", f"sha256sum {conf}").stdout.split()[0]
+    th.ssh("h1", f"echo '# drift' >> {conf}")
+    skipped = run_playbook(INSTALL, site["inv"], "--skip-tags", "registry", *NO_RESUME)
+    assert skipped.rc == 0, skipped.explain()
+    # (ansible prints the play's title; none of its tasks ran, not even the journal's)
+    assert "offline_pot.tke.registry :" not in skipped.output and " registry: running on" not in skipped.output, \
+        skipped.explain()
+    assert th.ssh("h1", f"tail -1 {conf}").stdout.strip() == "# drift"
+    # the registry phase alone repairs it
+    fixed = run_playbook(INSTALL, site["inv"], "--tags", "registry", *NO_RESUME)
+    assert fixed.rc == 0 and fixed.changed_hosts().get("h1"), fixed.explain()
+    assert th.ssh("h1", f"sha256sum {conf}").stdout.split()[0] == before
