@@ -51,11 +51,17 @@ class ActionModule(ActionBase):
 
         if state == "start":
             fingerprints = self._fingerprints(phase, hosts, task_vars)
-            decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume)
+            machines = self._machines(hosts, task_vars)
+            decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
+                                 machines=machines)
             # the inputs as the phase starts are what it is recorded with (variables registered
             # during the phase must not count as inputs)
-            journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints}
+            journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints,
+                                                        "machines": machines}
             parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
+            if decision["reinstalled"]:
+                parts.append(f"{', '.join(decision['reinstalled'])}: not the machine the journal recorded "
+                             "(/etc/machine-id changed: reinstalled?), so the phase runs again")
             if decision["skip"]:
                 reasons = sorted(set(decision["skip"].values()))
                 for reason in reasons:
@@ -65,7 +71,9 @@ class ActionModule(ActionBase):
         else:
             running = journal.get("running", {}).pop(phase, None) or {}
             at_start = running.get("fingerprints") or self._fingerprints(phase, hosts, task_vars)
-            journal = ij.record(journal, phase, {h: at_start[h] for h in hosts if h in at_start}, utc_now())
+            machines = running.get("machines") or self._machines(hosts, task_vars)
+            journal = ij.record(journal, phase, {h: at_start[h] for h in hosts if h in at_start}, utc_now(),
+                                machines=machines)
             elapsed = f" in {time.time() - running['started']:.1f} s" if "started" in running else ""
             result["banner"] = f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}"
         if not self._task.check_mode:
@@ -74,6 +82,17 @@ class ActionModule(ActionBase):
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
         result.update(changed=False, step=journal.get("step", 0), journal=path)
         return result
+
+    @staticmethod
+    def _machines(hosts, task_vars):
+        """host -> /etc/machine-id as install.yml's "Hosts" play read it this run (None: not read)."""
+        hostvars = task_vars.get("hostvars", {})
+        out = {}
+        for host in hosts:
+            read = hostvars.get(host, {}).get("tke_machine_id")
+            machine = read.get("stdout", "").strip() if isinstance(read, dict) else ""
+            out[host] = machine or None
+        return out
 
     def _fingerprints(self, phase, hosts, task_vars):
         prefixes = ij.input_prefixes(phase)

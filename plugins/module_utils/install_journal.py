@@ -113,34 +113,49 @@ def parse_phase_list(value, what):
     return set(names)
 
 
-def decide(journal, phase, fingerprints, force=(), skip=(), resume=True):
-    """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now.
+def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None):
+    """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now; machines:
+    host -> its machine id now (/etc/machine-id), when known.
 
-    Returns {"run": [hosts], "skip": {host: reason}} with hosts in the given order. A phase that
-    runs together runs on every host as soon as one of them needs it.
+    Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts]} with hosts in the
+    given order. A host whose machine id differs from the one recorded with the phase is another
+    machine under the same name (reinstalled): the phase runs there again. A phase that runs
+    together runs on every host as soon as one of them needs it.
     """
-    run, skipped = [], {}
+    run, skipped, reinstalled = [], {}, []
     done = journal.get("phases", {}).get(phase, {})
+    machines = machines or {}
     for host, fp in fingerprints.items():
+        entry = done.get(host, {})
         if phase in skip:
             skipped[host] = "skipped: named in tke_skip_phases"
         elif phase in force or not resume:
             run.append(host)
-        elif done.get(host, {}).get("fingerprint") == fp:
-            skipped[host] = f"done {done[host].get('done_at', '')}, inputs unchanged".replace(" ,", ",")
+        elif entry.get("fingerprint") == fp and _other_machine(entry, machines.get(host)):
+            reinstalled.append(host)
+            run.append(host)
+        elif entry.get("fingerprint") == fp:
+            skipped[host] = f"done {entry.get('done_at', '')}, inputs unchanged".replace(" ,", ",")
         else:
             run.append(host)
     if run and runs_together(phase):
         run, skipped = list(fingerprints), {}
-    return {"run": run, "skip": skipped}
+    return {"run": run, "skip": skipped, "reinstalled": reinstalled}
 
 
-def record(journal, phase, fingerprints, now):
-    """Mark the phase done on these hosts; returns the updated journal (the input is not changed)."""
+def _other_machine(entry, machine):
+    return bool(machine and entry.get("machine") and entry["machine"] != machine)
+
+
+def record(journal, phase, fingerprints, now, machines=None):
+    """Mark the phase done on these hosts (with their machine ids when known); returns the
+    updated journal (the input is not changed)."""
     new = json.loads(json.dumps(journal))
     entry = new.setdefault("phases", {}).setdefault(phase, {})
     for host, fp in fingerprints.items():
         entry[host] = {"fingerprint": fp, "done_at": now}
+        if (machines or {}).get(host):
+            entry[host]["machine"] = machines[host]
     new["step"] = step(new)
     return new
 

@@ -6,7 +6,7 @@ FP = {"h1": "a", "h2": "b"}
 
 
 def test_fresh_journal_runs_everywhere():
-    assert j.decide(j.empty(), "precheck", FP) == {"run": ["h1", "h2"], "skip": {}}
+    assert j.decide(j.empty(), "precheck", FP) == {"run": ["h1", "h2"], "skip": {}, "reinstalled": []}
 
 
 def test_done_with_same_fingerprint_is_skipped_and_changed_inputs_run():
@@ -26,7 +26,7 @@ def test_force_and_no_resume_run_done_hosts():
 def test_skip_list_wins_over_force():
     d = j.decide(j.empty(), "registry", FP, force={"registry"}, skip={"registry"})
     assert d == {"run": [], "skip": {"h1": "skipped: named in tke_skip_phases",
-                                     "h2": "skipped: named in tke_skip_phases"}}
+                                     "h2": "skipped: named in tke_skip_phases"}, "reinstalled": []}
 
 
 def test_record_does_not_mutate_and_keeps_other_hosts():
@@ -94,8 +94,24 @@ def test_phase_numbers():
 
 def test_a_phase_run_together_runs_everywhere_when_one_host_needs_it():
     journal = j.record(j.empty(), "etcd", {"h1": "a", "h2": "old"}, "t")
-    assert j.decide(journal, "etcd", FP) == {"run": ["h1", "h2"], "skip": {}}
+    assert j.decide(journal, "etcd", FP) == {"run": ["h1", "h2"], "skip": {}, "reinstalled": []}
     assert j.decide(j.record(journal, "etcd", FP, "t"), "etcd", FP)["run"] == []
     # a host-local phase runs only where needed
     journal = j.record(j.empty(), "host_init", {"h1": "a", "h2": "old"}, "t")
     assert j.decide(journal, "host_init", FP)["run"] == ["h2"]
+
+
+def test_a_reinstalled_host_runs_the_phase_again():
+    journal = j.record(j.empty(), "precheck", FP, "t", machines={"h1": "m1", "h2": "m2"})
+    assert journal["phases"]["precheck"]["h1"]["machine"] == "m1"
+    same = j.decide(journal, "precheck", FP, machines={"h1": "m1", "h2": "m2"})
+    assert same["run"] == [] and same["reinstalled"] == []
+    # h2 is another machine under the same name and address: same inputs, yet not done there
+    d = j.decide(journal, "precheck", FP, machines={"h1": "m1", "h2": "new"})
+    assert d["run"] == ["h2"] and d["reinstalled"] == ["h2"] and list(d["skip"]) == ["h1"]
+    # an unknown machine id (not read this run, or an old journal) does not force anything
+    assert j.decide(journal, "precheck", FP, machines={"h1": None})["run"] == []
+    assert j.decide(j.record(j.empty(), "precheck", FP, "t"), "precheck", FP, machines={"h1": "m1"})["run"] == []
+    # a phase run together: the reinstalled host brings every host along
+    etcd = j.record(j.empty(), "etcd", FP, "t", machines={"h1": "m1", "h2": "m2"})
+    assert j.decide(etcd, "etcd", FP, machines={"h1": "m1", "h2": "x"})["run"] == ["h1", "h2"]
