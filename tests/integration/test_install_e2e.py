@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.install_journal import PHASE_NAMES
-from harness import fixture_pack, kubeadm_double, sites
+from harness import fixture_pack, hooks, kubeadm_double, sites
 from harness.sites import vip
 from harness.playbook import NO_RESUME, TOP, run_playbook
 
@@ -25,36 +25,6 @@ INSTALL = TOP / "install.yml"
 PHASES = ["precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
 HEALTH = ("import ssl,urllib.request;c=ssl.create_default_context(cafile='/etc/kubernetes/pki/ca.crt');"
           "print(urllib.request.urlopen('https://{addr}:6443/healthz',context=c,timeout=5).read().decode())")
-
-MARKER = """\
-- name: hook {name}
-  hosts: h3
-  gather_facts: false
-  tasks:
-    - name: Marker with a timestamp
-      ansible.builtin.shell: echo "{name} $(date +%s.%N)" >> /root/hooks.log
-      changed_when: true
-"""
-# stands for an operator's check that needs the running cluster; broken until a flag file exists
-BROKEN_UNTIL_FIXED = """\
-- name: hook post-cluster-ready
-  hosts: h3
-  gather_facts: false
-  tasks:
-    - name: The operator's check
-      ansible.builtin.stat:
-        path: {flag}
-      delegate_to: localhost
-      register: fixed
-    - name: Not fixed yet
-      ansible.builtin.fail:
-        msg: the post-cluster-ready hook is broken
-      when: not fixed.stat.exists
-    - name: Marker with a timestamp
-      ansible.builtin.shell: echo "post-cluster-ready $(date +%s.%N)" >> /root/hooks.log
-      changed_when: true
-"""
-
 
 HOOK_TASK = re.compile(r"TASK \[offline_pot\.tke\.tke : (Run the hook playbook|Hook (before|after) the phase)\]")
 
@@ -68,18 +38,13 @@ def site(testhosts, tmp_path_factory):
         th.ssh(h, "rm -f /root/hooks.log")
     d = tmp_path_factory.mktemp("e2e")
     inv = sites.ha_keepalived(th, d / "hosts.yml", pack)
-    hooks = d / "hooks"
-    for sub in ("control_plane", "nodes"):
-        (hooks / sub).mkdir(parents=True)
-    for name in ("pre-install", "post-install", "control_plane/before", "nodes/after"):
-        (hooks / f"{name}.yml").write_text(MARKER.format(name=name))
-    (hooks / "post-cluster-ready.yml").write_text(BROKEN_UNTIL_FIXED.format(flag=d / "fixed"))
+    hooks.write(d / "hooks", "h3", ["pre-install", "post-install", "control_plane/before", "nodes/after"],
+                {"post-cluster-ready": d / "fixed"})
     return {"inv": inv, "dir": d}
 
 
 def hook_log(th):
-    words = th.ssh("h3", "cat /root/hooks.log 2>/dev/null || true").stdout.split()
-    return [(words[i], float(words[i + 1])) for i in range(0, len(words), 2)]
+    return hooks.log(th, "h3")
 
 
 def journal(site):
@@ -114,7 +79,7 @@ def test_install_stops_at_a_failing_hook_and_resumes_there(testhosts, site, inst
     assert second.rc == 0, second.explain()
     # the re-run skipped every finished phase, quickly and saying so, and ran from the hook on
     for phase in PHASES[:-1]:
-        assert re.search(rf"{phase}: running on no host; skipping [^\n]*\(done \S+,\s+inputs\s+unchanged\)",
+        assert re.search(rf"{phase}: running on no host; skipping [^()]*\(done\s+\S+,\s+inputs\s+unchanged\)",
                          second.output), (phase, second.explain())
     assert re.search(r"nodes: running on h3\b", second.output), second.explain()
     for task in ("Gather facts and evaluate the prerequisites", "Install keepalived", "init phase"):

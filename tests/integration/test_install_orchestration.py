@@ -7,39 +7,11 @@ import textwrap
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.install_journal import PHASE_NAMES
+from harness import hooks
 from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
-
-HOOK = """\
-- name: hook {name}
-  hosts: h1
-  gather_facts: false
-  tasks:
-    - name: Marker with a timestamp
-      ansible.builtin.shell: echo "{name} $(date +%s.%N)" >> /root/hooks.log
-      changed_when: true
-"""
-FAILING_HOOK = """\
-- name: hook post-cluster-ready
-  hosts: h1
-  gather_facts: false
-  tasks:
-    - name: Fails until the operator fixes it
-      ansible.builtin.stat:
-        path: {flag}
-      delegate_to: localhost
-      register: fixed
-    - name: Not fixed yet
-      ansible.builtin.fail:
-        msg: the post-cluster-ready hook is broken
-      when: not fixed.stat.exists
-    - name: Marker with a timestamp
-      ansible.builtin.shell: echo "post-cluster-ready $(date +%s.%N)" >> /root/hooks.log
-      changed_when: true
-"""
-
 
 @pytest.fixture()
 def site(testhosts, tmp_path):
@@ -50,20 +22,14 @@ def site(testhosts, tmp_path):
         group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_max_fsync_ms": 200,
                     "tke_skip_phases": SKIPPED})
-    hooks = tmp_path / "hooks"
-    (hooks / "precheck").mkdir(parents=True)
-    for name in ("pre-install", "post-install"):
-        (hooks / f"{name}.yml").write_text(HOOK.format(name=name))
-    (hooks / "precheck" / "before.yml").write_text(HOOK.format(name="precheck/before"))
-    (hooks / "precheck" / "after.yml").write_text(HOOK.format(name="precheck/after"))
-    (hooks / "post-cluster-ready.yml").write_text(FAILING_HOOK.format(flag=tmp_path / "fixed"))
+    hooks.write(tmp_path / "hooks", "h1", ["pre-install", "post-install", "precheck/before", "precheck/after"],
+                {"post-cluster-ready": tmp_path / "fixed"})
     testhosts.ssh("h1", "rm -f /root/hooks.log")
     return inv
 
 
 def hook_log(testhosts):
-    lines = testhosts.ssh("h1", "cat /root/hooks.log 2>/dev/null || true").stdout.split()
-    return [(lines[i], float(lines[i + 1])) for i in range(0, len(lines), 2)]
+    return hooks.log(testhosts, "h1")
 
 
 def journal(inv):
