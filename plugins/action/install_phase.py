@@ -90,7 +90,7 @@ class ActionModule(ActionBase):
         out = {}
         for host in hosts:
             read = hostvars.get(host, {}).get("tke_machine_id")
-            machine = read.get("stdout", "").strip() if isinstance(read, dict) else ""
+            machine = read.get("stdout", "").strip() if isinstance(read, dict) and read.get("rc") == 0 else ""
             out[host] = machine or None
         return out
 
