@@ -132,3 +132,22 @@ def test_bad_kubeadm_config_fails_with_kubeadms_message(cluster_hosts, inventory
             'DNS label or a DNS label with subdomain wildcards') in run.output, run.explain()
     # the failed phase stopped the host: no later phase ran with the bad configuration
     assert "kubeadm init phase certs all" not in run.output.split("kubelet-start failed", 1)[1], run.explain()
+
+
+def test_an_endpoint_that_does_not_answer_is_named(cluster_hosts, inventory):
+    """The first master's API server serves but the control-plane endpoint does not (here: the
+    API domain no longer resolves on h1): the phase stops before upload-config, saying where."""
+    th = cluster_hosts
+    th.ssh("h1", "sed -i '/ api.tke.com$/d' /etc/hosts")
+    try:
+        run = run_playbook(PLAY, inventory, "--tags", "control_plane", "--limit", "h1",
+                           "-e", "control_plane_wait_timeout=10")
+    finally:
+        th.ssh("h1", f"echo '{th.ip('h1')} api.tke.com' >> /etc/hosts")
+    assert run.rc != 0, run.explain()
+    said = " ".join(run.output.split())  # (the callback folds long messages)
+    assert (f"h1: the API server answers on {th.ip('h1')} but not at the control-plane endpoint "
+            "https://api.tke.com:6443") in said, run.explain()
+    assert "the load balancer at 172.30.99.100 does not forward port 6443 to port 6443 of the masters" in said, \
+        run.explain()
+    assert "init phase upload-config" not in run.output.split("The control-plane endpoint answers", 1)[1]
