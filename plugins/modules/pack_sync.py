@@ -19,13 +19,9 @@ description:
   - A second run transfers nothing and reports changed=false.
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    support: full
   action:
     support: full
 options:
