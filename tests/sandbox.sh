@@ -30,13 +30,10 @@ bash "$H" net-up; bash "$H" up 1 2 3; bash "$H" ssh-wait 1 2 3
 echo "sandbox: 3 hosts reachable in $(( $(date +%s) - t0 )) s (h1 172.30.0.11, h2 172.30.0.12, h3 172.30.0.13)"
 cd "$TOP"
 PY=$TOP/.cache/venv/bin/python
-# the offline site pack the sandbox installs, built on this machine (cached: a re-build reuses it)
+# the offline site pack the sandbox installs, built on this machine (cached: reused while its
+# recipe is unchanged)
 repo=$(TH_ID=0 bash "$H" info | sed -n 's/^TH_REPO=//p')
-spec=$(PYTHONPATH=$TOP/tests "$PY" tests/harness/fixture_pack.py "$TOP/.cache/sandbox/pack-inputs" "$repo")
-printf 'all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: %s\n' "$PY" \
-  > "$TOP/.cache/sandbox/local.yml"
-"$TOP/.cache/venv/bin/ansible-playbook" playbooks/site_pack.yml -i "$TOP/.cache/sandbox/local.yml" \
-  -e "pack_spec=$spec" -e "pack_output_dir=$TOP/.cache/sandbox/packs" -e "pack_cache_dir=$TOP/.cache/sandbox/pack-cache"
+PYTHONPATH=$TOP/tests "$PY" tests/harness/fixture_pack.py "$TOP/.cache/sandbox" "$repo" >/dev/null
 echo "sandbox: site pack ready in .cache/sandbox/packs/fixture-1.0.0"
 # kubeadm and kubelet cannot be had on this machine: the sandbox's hosts get their TEST DOUBLES
 # (tests/kubeadm_double), as a real site's pack would bring the real binaries

@@ -218,28 +218,32 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
 
 
 def ensure_pack(cache: Path, repo: Path | None) -> Path:
-    """The fixture site pack built under cache, reused while this recipe and the pack format's
-    code are unchanged (packs-<their hash>/fixture-1.0.0)."""
+    """The fixture site pack, built under cache (packs/fixture-1.0.0, its inputs in pack-inputs)
+    and reused while this recipe and the pack format's code are unchanged (cache/recipe holds
+    their hash; another hash builds inputs and pack anew)."""
     from harness.playbook import run_playbook
     recipe = [Path(__file__), *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
     key = hashlib.sha256(b"".join(f.read_bytes() for f in recipe)).hexdigest()[:12]
-    out = cache / f"packs-{key}"
+    stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"
-    if not (pack / "manifest.json").is_file():
-        for old in cache.glob("packs-*"):
-            shutil.rmtree(old, ignore_errors=True)
-        spec = build_inputs(cache / "pack-inputs", repo)
-        local = cache / "local.yml"
-        local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
-            "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
-        run = run_playbook(TOP / "playbooks" / "site_pack.yml", local, "-e", f"pack_spec={spec}",
-                           "-e", f"pack_output_dir={out}", "-e", f"pack_cache_dir={cache / 'pack-cache'}")
-        if run.rc != 0:
-            raise RuntimeError("the fixture site pack did not build:\n" + run.explain())
+    if (pack / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == key:
+        return pack
+    for old in (out, cache / "pack-inputs"):
+        shutil.rmtree(old, ignore_errors=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    spec = build_inputs(cache / "pack-inputs", repo)
+    local = cache / "local.yml"
+    local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    run = run_playbook(TOP / "playbooks" / "site_pack.yml", local, "-e", f"pack_spec={spec}",
+                       "-e", f"pack_output_dir={out}", "-e", f"pack_cache_dir={cache / 'pack-cache'}")
+    if run.rc != 0:
+        raise RuntimeError("the fixture site pack did not build:\n" + run.explain())
+    stamp.write_text(key)
     return pack
 
 
 if __name__ == "__main__":
-    # python tests/harness/fixture_pack.py DIR [HOSTS_APT_REPO]: make the inputs, print the spec path;
-    # then: ansible-playbook playbooks/site_pack.yml -e pack_spec=<that path>
-    print(build_inputs(Path(sys.argv[1]).resolve(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))
+    # python tests/harness/fixture_pack.py CACHE [HOSTS_APT_REPO]: the fixture pack built (or reused)
+    # under CACHE; prints its directory
+    print(ensure_pack(Path(sys.argv[1]).resolve(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))
