@@ -17,7 +17,7 @@ TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "collections"))
 
 from ansible_collections.offline_pot.tke.plugins.action.k8s_pki import read_tree, write_file  # noqa: E402
-from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki  # noqa: E402
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki  # noqa: E402
 
 
 def run(pki_dir, cluster):

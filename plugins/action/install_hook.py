@@ -19,8 +19,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal as ij
-from ansible_collections.offline_pot.tke.plugins.module_utils._controller import (
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import (
     read_text, sync_tke_json_step, utc_now, write_private)
 
 TAIL = 60

@@ -12,7 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
 
 CLUSTER_KEYS = {f for f in k8s_pki.Cluster.__dataclass_fields__}
 SECRET_SUFFIXES = (".key", ".conf")

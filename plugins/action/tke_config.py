@@ -11,8 +11,8 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import tke_config
-from ansible_collections.offline_pot.tke.plugins.module_utils._controller import write_private
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import write_private
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "tke.json.j2")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import inventory_rules
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_rules
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 
 

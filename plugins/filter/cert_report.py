@@ -46,7 +46,7 @@ import datetime
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
 
 
 def report_rows(found, warn_days=30, now=None):

@@ -35,7 +35,7 @@ _value:
   elements: str
 """
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s_pki import consumers
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki import consumers
 
 
 def pki_consumers(paths):

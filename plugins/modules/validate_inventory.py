@@ -16,7 +16,7 @@ description:
   - Checks every host's explicitly set role variables against the roles' C(meta/argument_specs.yml),
     flags variables with a role prefix that no role knows (typos), flags cluster-wide C(tke_*)
     settings set differently for one host, and evaluates the cross-field rules of
-    C(module_utils/inventory_rules.py) (etcd member count, HA mode against masters, VIP, CIDRs,
+    C(plugin_utils/inventory_rules.py) (etcd member count, HA mode against masters, VIP, CIDRs,
     ports, unique IPs and names, DNS names, supported versions, password length, skip list).
   - "Fails once, listing every problem as C(<where>: <variable>: <message>), where C(<where>) is
     C(all), C(group <name>), C(host <name>) or C(hosts <names>)."

@@ -2,7 +2,7 @@
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
 """Controller side, private to the collection: read the inventory an action plugin sees into
-the plain model that module_utils.inventory_rules checks and the tke.json template renders.
+the plain model that plugin_utils.inventory_rules checks and the tke.json template renders.
 
 Only controller-side reads: group lists, per-host inventory variables (hostvars, templated on
 access) and the cluster-wide tke_* settings of the running play. No host is contacted.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.install_journal import PHASE_NAMES
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.install_journal import PHASE_NAMES
 from harness import fixture_pack, hooks, kubeadm_double, sites
 from harness.sites import vip
 from harness.playbook import NO_RESUME, TOP, run_playbook

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.install_journal import PHASE_NAMES
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.install_journal import PHASE_NAMES
 from harness import hooks
 from harness.playbook import run_playbook, TOP
 

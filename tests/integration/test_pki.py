@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.playbook import converge_twice, run_playbook, TOP
-from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
 
 INSTALL = TOP / "playbooks" / "install.yml"
 CERTS = TOP / "playbooks" / "certs.yml"

@@ -3,7 +3,7 @@ import datetime
 from ansible_collections.offline_pot.tke.plugins.filter.cert_report import report_rows, table_lines
 from ansible_collections.offline_pot.tke.plugins.filter.pki_consumers import pki_consumers
 from ansible_collections.offline_pot.tke.plugins.filter.pki_members import pki_members
-from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki as p
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki as p
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 

@@ -7,14 +7,14 @@ The validate_inventory action plugin builds the model from the inventory (groups
 connection facts, cluster-wide tke_* settings) and calls check(); every rule runs, so one run
 reports ALL problems at once. Each problem names where it is (``all``, ``group etcd``,
 ``host h2``) and the variable at fault. No Ansible and no I/O here
-(tests/unit/plugins/module_utils/test_inventory_rules.py).
+(tests/unit/plugins/plugin_utils/test_inventory_rules.py).
 """
 from __future__ import annotations
 
 import ipaddress
 import re
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal
 
 # Phases of playbooks/install.yml, in order (tke_skip_phases must name these): the journal's list.
 PHASES = install_journal.USER_PHASES

@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import install_journal as j
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as j
 
 FP = {"h1": "a", "h2": "b"}
 

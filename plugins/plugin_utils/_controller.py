@@ -10,7 +10,7 @@ import os
 import tempfile
 import time
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import tke_config
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

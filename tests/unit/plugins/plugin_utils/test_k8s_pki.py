@@ -6,7 +6,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID as EKU
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import k8s_pki as p
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki as p
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)
 

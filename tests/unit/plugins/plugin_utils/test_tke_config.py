@@ -4,7 +4,7 @@ from pathlib import Path
 import jinja2
 import jsonschema
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import tke_config as t
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config as t
 
 TOP = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((TOP / "schemas" / "tke.schema.json").read_text())

@@ -6,7 +6,7 @@
 context() turns the inventory model (plugin_utils.inventory_model.build) and the machines'
 secrets into the flat `tke` dict templates/tke.json.j2 renders; canonical() gives the stable
 text written to disk, so an unchanged inventory re-renders byte for byte (changed=0).
-Unit tests: tests/unit/plugins/module_utils/test_tke_config.py.
+Unit tests: tests/unit/plugins/plugin_utils/test_tke_config.py.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import inventory_rules as r
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_rules as r
 
 SETTINGS = {"tke_ha_mode": "none", "tke_vip": "", "tke_vport": 6443, "tke_vrid": 0,
             "tke_pod_cidr": "10.244.0.0/16", "tke_service_cidr": "10.96.0.0/16", "tke_node_cidr_mask": 24,
