@@ -5,7 +5,9 @@
 
 Private to the collection. Pure functions, no Ansible import (unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_config.py). Hosts may lack PyYAML, so the
-documents are emitted by the small YAML writer at the end of this file.
+documents are written as JSON (standard library; JSON is YAML, and kubeadm reads YAML or JSON
+documents separated by "---" lines: cmd/kubeadm/app/util/marshal.go splits them and decodes
+each with sigs.k8s.io/yaml, which takes JSON).
 
 API versions (kubeadm reference, "kubeadm Configuration (v1beta3)" and "(v1beta4)"):
 v1beta3 for 1.28-1.30; v1beta4 from 1.31, where extraArgs become lists of {name, value}.
@@ -169,50 +171,31 @@ def build(kind: str, version: str, cluster: dict, node: dict, join: dict | None 
     return [init, cluster_doc, kubelet_doc, proxy_doc]
 
 
-# --- a small YAML writer (block style, JSON-quoted strings when needed) -------------------
-_PLAIN = re.compile(r"^[A-Za-z0-9_./:@\-][A-Za-z0-9_./:@\- ]*$")
-_RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
+# --- the file: JSON documents (JSON is YAML; kubeadm reads each document between "---" lines) ---
+HEADER = "# Written by offline_pot.tke (kubeadm_config); changes here are overwritten.\n"
 
 
-def _scalar(v) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return str(v)
-    s = str(v)
-    if (_PLAIN.match(s) and s.lower() not in _RESERVED and not s.endswith(" ") and ": " not in s
-            and not re.match(r"^[-+.\d]", s) and not s.endswith(":")):
-        return s
-    return json.dumps(s)
+def dump_documents(documents: list[dict]) -> str:
+    """The configuration file's text: each document as indented JSON after a "---" line (one key
+    per line, so that kubeadm_phases can mask secrets line by line)."""
+    return "".join("---\n" + json.dumps(d, indent=2) + "\n" for d in documents)
 
 
-def _emit(value, indent: int) -> list[str]:
-    pad = " " * indent
-    lines = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if isinstance(v, dict) and v:
-                lines.append(f"{pad}{k}:")
-                lines += _emit(v, indent + 2)
-            elif isinstance(v, list) and v:
-                lines.append(f"{pad}{k}:")
-                lines += _emit(v, indent)
-            else:
-                lines.append(f"{pad}{k}: {'{}' if v == {} else '[]' if v == [] else _scalar(v)}")
-    elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, (dict, list)) and item:
-                sub = _emit(item, indent + 2)
-                sub[0] = f"{pad}- " + sub[0].lstrip()
-                lines += sub
-            else:
-                lines.append(f"{pad}- {'{}' if item == {} else '[]' if item == [] else _scalar(item)}")
-    else:
-        lines.append(pad + _scalar(value))
-    return lines
-
-
-def to_yaml(documents: list[dict]) -> str:
-    return "".join("---\n" + "\n".join(_emit(d, 0)) + "\n" for d in documents)
+def load_documents(text: str) -> list[dict]:
+    """The documents of a file written by dump_documents (comment lines ignored)."""
+    docs, chunk = [], []
+    for line in (text or "").splitlines() + ["---"]:
+        if line.strip() == "---":
+            body = "\n".join(chunk).strip()
+            chunk = []
+            if body:
+                try:
+                    doc = json.loads(body)
+                except ValueError as e:
+                    raise ConfigError(f"not a configuration written by offline_pot.tke (JSON documents): {e}") from None
+                if not isinstance(doc, dict):
+                    raise ConfigError("a configuration document is not a mapping")
+                docs.append(doc)
+        elif not line.lstrip().startswith("#"):
+            chunk.append(line)
+    return docs

@@ -109,8 +109,9 @@ def absolute(paths: list[str], kubernetes_dir: str = "/etc/kubernetes") -> list[
 
 # --- secrets: never in fingerprints, diffs or returned output ------------------------------
 _SECRET_KEYS = ("token", "tlsBootstrapToken", "certificateKey")
-_SECRET_LINE = re.compile(r"^(\s*-?\s*(?:%s):\s*)(\S.*)$" % "|".join(_SECRET_KEYS), re.M)
-_SECRET_WHOLE_LINE = re.compile(r"^\s*-?\s*(?:%s):.*(?:\n|$)" % "|".join(_SECRET_KEYS), re.M)
+# One key per line, YAML (`token: x`) or the JSON kubeadm_config writes (`"token": "x",`).
+_SECRET_LINE = re.compile(r'^(\s*-?\s*"?(?:%s)"?:\s*)(\S.*?)(,?)$' % "|".join(_SECRET_KEYS), re.M)
+_SECRET_WHOLE_LINE = re.compile(r'^\s*-?\s*"?(?:%s)"?:.*(?:\n|$)' % "|".join(_SECRET_KEYS), re.M)
 _SECRET_FLAGS = ("--certificate-key", "--token", "--discovery-token", "--tls-bootstrap-token")
 TOKEN_RE = re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")
 KEY_RE = re.compile(r"\b[a-f0-9]{64}\b")
@@ -118,7 +119,7 @@ KEY_RE = re.compile(r"\b[a-f0-9]{64}\b")
 
 def mask_config(text: str) -> str:
     """The configuration with secret values (bootstrap token, certificate key) replaced."""
-    return _SECRET_LINE.sub(lambda m: m.group(1) + '"<secret>"', text)
+    return _SECRET_LINE.sub(lambda m: m.group(1) + '"<secret>"' + m.group(3), text)
 
 
 def strip_secrets(text: str) -> str:

@@ -18,7 +18,8 @@ import os
 import shutil
 import tarfile
 import tempfile
-import urllib.request
+
+from ansible.module_utils.urls import open_url
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
@@ -77,7 +78,8 @@ class Builder:
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         tmp = dest + ".part"
         try:
-            with urllib.request.urlopen(url, timeout=60) as r, open(tmp, "wb") as f:  # noqa: S310
+            # ansible's open_url: the proxy environment, the system CA bundle, TLS verification
+            with open_url(url, timeout=60, http_agent="offline_pot.tke site_pack") as r, open(tmp, "wb") as f:
                 shutil.copyfileobj(r, f, 1 << 20)
         except Exception as e:  # any failure of the download names the item
             if os.path.exists(tmp):

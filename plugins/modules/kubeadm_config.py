@@ -138,7 +138,7 @@ def main():
         docs = kc.build(p["kind"], p["version"], p["cluster"], p["node"], p["join"])
     except (ValueError, KeyError) as e:
         module.fail_json(msg=f"kubeadm configuration for {p['node'].get('name', '?')}: {e}")
-    content = "# Written by offline_pot.tke (kubeadm_config); changes here are overwritten.\n" + kc.to_yaml(docs)
+    content = kc.HEADER + kc.dump_documents(docs)
     path = p["path"]
     try:
         with open(path) as f:

@@ -2,7 +2,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""On the first master: a valid join token, the discovery CA hash, a fresh certificate key."""
+"""On the first master: a valid join token, the cluster CA, a fresh certificate key."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -14,7 +14,8 @@ description:
   - Runs on a master that is already initialised.
   - Returns the bootstrap token described by I(token_description), creating it with
     C(kubeadm token create) when it is missing or expires within an hour.
-  - Returns the discovery hash (C(sha256:...)) of the cluster CA's public key.
+  - Returns the cluster CA certificate; its discovery hash is computed on the controller with the
+    C(offline_pot.tke.kubeadm_ca_cert_hash) filter (hosts may lack the C(cryptography) library).
   - With I(certificate_key=true), returns a certificate key under which the control-plane
     certificates were uploaded (C(kubeadm init phase upload-certs --upload-certs)); a new key is
     generated and uploaded when none was recorded or the upload is older than the two hours
@@ -78,8 +79,8 @@ token:
   description: The bootstrap token (empty in check mode when it would be created).
   returned: always
   type: str
-ca_cert_hash:
-  description: Discovery hash of the CA public key.
+ca_cert:
+  description: The cluster CA certificate (PEM) read on the host.
   returned: always
   type: str
 certificate_key:
@@ -128,7 +129,9 @@ def main():
     created = []
     try:
         with open(p["ca_cert"]) as f:
-            ca_hash = kj.ca_cert_hash(f.read())
+            ca_cert = f.read()
+        if "-----BEGIN CERTIFICATE-----" not in ca_cert:
+            raise ValueError("no PEM certificate in it")
     except (OSError, ValueError) as e:
         module.fail_json(msg=f"cannot read the cluster CA {p['ca_cert']}: {e}")
 
@@ -183,7 +186,7 @@ def main():
                 with os.fdopen(fd, "w") as f:
                     f.write(f"{key} {time.time():.0f}\n")
                 os.replace(tmp, record)
-    module.exit_json(changed=bool(created), created=created, token=token, ca_cert_hash=ca_hash, certificate_key=key)
+    module.exit_json(changed=bool(created), created=created, token=token, ca_cert=ca_cert, certificate_key=key)
 
 
 if __name__ == "__main__":

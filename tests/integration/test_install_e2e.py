@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.install_journal import PHASE_NAMES
 from harness import fixture_pack, hooks, kubeadm_double, sites
@@ -117,7 +118,9 @@ def test_the_site_works(testhosts, site, installed):
                  "registry.tke.com/library/pause:3.9 >/dev/null", timeout=120)
     # kubeadm joined h2 as a control-plane node and h3 as a worker, against the external etcd
     cfg = th.ssh("h1", "cat /etc/kubernetes/kubeadm-config.yaml").stdout
-    assert "controlPlaneEndpoint: api.tke.com:6443" in cfg and f"https://{th.ip('h1')}:2379" in cfg
+    cluster_cfg = next(d for d in yaml.safe_load_all(cfg) if d and d["kind"] == "ClusterConfiguration")
+    assert cluster_cfg["controlPlaneEndpoint"] == "api.tke.com:6443"
+    assert f"https://{th.ip('h1')}:2379" in cluster_cfg["etcd"]["external"]["endpoints"]
     assert "join phase control-plane-join all" in th.ssh("h2", "cat /var/log/kubeadm-double.log").stdout
     assert th.ssh("h3", "cat /var/log/kubeadm-double.log").stdout.splitlines() == [
         f"join phase {p} --config /etc/kubernetes/kubeadm-join.yaml" for p in ("preflight", "kubelet-start")]

@@ -79,8 +79,10 @@ def test_control_plane_and_nodes_converge_then_change_nothing(cluster_hosts, inv
         th.ssh("h2", "sha256sum /etc/kubernetes/pki/ca.crt").stdout.split()[0]
     # kubeadm's files with TKE's settings
     h1cfg = th.ssh("h1", "cat /etc/kubernetes/kubeadm-config.yaml").stdout
-    assert "controlPlaneEndpoint: api.tke.com:6443" in h1cfg
-    assert f"- https://{th.ip('h1')}:2379" in h1cfg and '- "172.30.99.100/32"' in h1cfg
+    h1docs = {d["kind"]: d for d in yaml.safe_load_all(h1cfg) if d}
+    assert h1docs["ClusterConfiguration"]["controlPlaneEndpoint"] == "api.tke.com:6443"
+    assert f"https://{th.ip('h1')}:2379" in h1docs["ClusterConfiguration"]["etcd"]["external"]["endpoints"]
+    assert "172.30.99.100/32" in h1docs["KubeProxyConfiguration"]["ipvs"]["excludeCIDRs"]
     assert th.ssh("h1", "stat -c %a /etc/kubernetes/kubeadm-config.yaml").stdout.strip() == "600"
     api = th.ssh("h2", "cat /etc/kubernetes/manifests/kube-apiserver.yaml").stdout
     assert "--service-cluster-ip-range=10.96.0.0/16" in api and "registry.tke.com/library/kube-apiserver:v1.30.4" in api

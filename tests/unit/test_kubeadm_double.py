@@ -31,7 +31,7 @@ NODE = {"name": "m1", "advertise_address": "192.0.2.11"}
 
 def _write(tmp_path, docs):
     path = tmp_path / "kubeadm.yaml"
-    path.write_text(kc.to_yaml(docs))
+    path.write_text(kc.HEADER + kc.dump_documents(docs))
     return str(path)
 
 

@@ -1,8 +1,12 @@
-"""kubeadm configuration documents per Kubernetes version, and the YAML writer."""
+"""kubeadm configuration documents per Kubernetes version, and the file they are written to."""
+import json
+
 import pytest
+
 import yaml
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_config as kc
+from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases as kp
 
 CLUSTER = {"name": "global", "control_plane_endpoint": "api.tke.com:6443", "image_repository": "registry.tke.com/library",
            "pod_cidr": "10.244.0.0/16", "service_cidr": "10.96.0.0/16", "node_cidr_mask": 24, "max_pods": 256,
@@ -75,14 +79,35 @@ def test_join_documents():
 
 
 @pytest.mark.parametrize("version", ["1.28.13", "1.29.8", "1.30.4", "1.31.1"])
-def test_yaml_writer_round_trips(version):
+def test_file_round_trips_through_a_yaml_reader(version):
+    """kubeadm reads the file as YAML documents split on "---" lines: the JSON documents must
+    come back unchanged through a YAML reader and through our own loader."""
     documents = kc.build("init", version, CLUSTER, NODE)
-    assert list(yaml.safe_load_all(kc.to_yaml(documents))) == documents
+    text = kc.HEADER + kc.dump_documents(documents)
+    assert [d for d in yaml.safe_load_all(text) if d is not None] == documents
+    assert kc.load_documents(text) == documents
 
 
-def test_yaml_writer_quotes_what_yaml_would_misread():
-    text = kc.to_yaml([{"a": "true", "b": "10.0.0.1", "c": "x: y", "d": "", "e": [], "f": {}, "g": "1.30"}])
-    assert yaml.safe_load(text) == {"a": "true", "b": "10.0.0.1", "c": "x: y", "d": "", "e": [], "f": {}, "g": "1.30"}
+def test_strings_yaml_would_misread_stay_strings():
+    doc = {"a": "true", "b": "10.0.0.1", "c": "x: y", "d": "", "e": [], "f": {}, "g": "1.30", "h": "no",
+           "i": "0600", "j": "~", "k": "- x", "l": "#x", "m": "1e3"}
+    assert yaml.safe_load(kc.dump_documents([doc])) == doc
+
+
+def test_secret_lines_masked_in_the_written_file():
+    join = {"api_server_endpoint": "api.tke.com:6443", "token": "abcdef.0123456789abcdef",
+            "ca_cert_hash": "sha256:" + "a" * 64, "control_plane": True, "certificate_key": "b" * 64}
+    text = kc.dump_documents(kc.build("join", "1.30.4", {}, NODE, join))
+    masked = kp.mask_config(text)
+    assert "abcdef.0123456789abcdef" not in masked and "b" * 64 not in masked
+    # still one valid document, with the secrets replaced and nothing else
+    doc = json.loads(masked.split("---", 1)[1])
+    assert doc["discovery"]["bootstrapToken"]["token"] == "<secret>"
+    assert doc["controlPlane"]["certificateKey"] == "<secret>"
+    assert doc["discovery"]["bootstrapToken"]["caCertHashes"] == ["sha256:" + "a" * 64]
+    # credentials do not count in comparisons
+    other = kc.dump_documents(kc.build("join", "1.30.4", {}, NODE, {**join, "token": "zzzzzz.0123456789abcdef"}))
+    assert kp.strip_secrets(other) == kp.strip_secrets(text) and other != text
 
 
 def test_service_ip():

@@ -1,35 +1,12 @@
-"""Discovery hash, token choice and certificate-key freshness."""
+"""Token choice, certificate-key freshness, the certificate key in the init configuration."""
 import datetime
-import hashlib
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 
+from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_config as kc
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_join as kj
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
-
-
-def _ca(version_field=True):
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(NOW).not_valid_after(NOW + datetime.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    return cert
-
-
-def test_ca_cert_hash_is_sha256_of_the_public_key_info():
-    cert = _ca()
-    spki = cert.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
-    assert kj.ca_cert_hash(pem) == "sha256:" + hashlib.sha256(spki).hexdigest()
-    with pytest.raises(ValueError):
-        kj.ca_cert_hash("not a certificate")
 
 
 LIST = """{
@@ -65,9 +42,15 @@ def test_certificate_key_freshness(uploaded, now, fresh):
 
 
 def test_certificate_key_goes_into_init_configuration():
-    text = "---\napiVersion: x\nkind: InitConfiguration\nnodeRegistration: {}\n---\nkind: ClusterConfiguration\n"
+    text = kc.HEADER + kc.dump_documents([{"apiVersion": "x", "kind": "InitConfiguration", "nodeRegistration": {}},
+                                          {"apiVersion": "x", "kind": "ClusterConfiguration"}])
     out = kj.with_certificate_key(text, "c" * 64)
-    assert out.splitlines()[3] == 'certificateKey: "' + "c" * 64 + '"'
-    assert kj.with_certificate_key(out, "d" * 64).count("certificateKey") == 1
+    docs = kc.load_documents(out)
+    assert docs[0]["certificateKey"] == "c" * 64 and "certificateKey" not in docs[1]
+    # a second key replaces the first one
+    assert kc.load_documents(kj.with_certificate_key(out, "d" * 64))[0]["certificateKey"] == "d" * 64
+    assert out.count("certificateKey") == 1
     with pytest.raises(ValueError):
-        kj.with_certificate_key("kind: JoinConfiguration\n", "c" * 64)
+        kj.with_certificate_key(kc.dump_documents([{"kind": "JoinConfiguration"}]), "c" * 64)
+    with pytest.raises(ValueError, match="JSON documents"):
+        kj.with_certificate_key("kind: InitConfiguration\n", "c" * 64)

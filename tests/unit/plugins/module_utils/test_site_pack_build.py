@@ -1,10 +1,12 @@
 import hashlib
+import http.server
 import io
 import json
 import os
 import shutil
 import subprocess
 import tarfile
+import threading
 
 import pytest
 
@@ -93,3 +95,41 @@ def test_download_is_cached_by_sha(spec, tmp_path):
     build(spec, tmp_path)
     src.unlink()  # the cache serves the re-build
     assert not build(spec, tmp_path)["changed"]
+
+
+class _Proxy(http.server.BaseHTTPRequestHandler):
+    """An HTTP proxy that serves one body for any absolute URL it is asked for and records them."""
+
+    body = b"kubeadm through the proxy"
+    seen: list = []
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        self.seen.append((self.path, self.headers.get("User-Agent")))
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_download_goes_through_the_proxy_of_the_environment(spec, tmp_path, monkeypatch):
+    """ansible's open_url honours http_proxy on the build machine (a connected site behind a proxy):
+    the pack's host name does not even resolve, only the proxy can serve it."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{server.server_port}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        url = "http://packs.invalid/v1.30.4/kubeadm"
+        spec["binaries"] = [{"name": "kubeadm", "url": url, "install": "/usr/local/bin/kubeadm",
+                             "sha256": hashlib.sha256(_Proxy.body).hexdigest()}]
+        build(spec, tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _Proxy.seen == [(url, "offline_pot.tke site_pack")]
+    staged = tmp_path / "out" / "s-1" / "bin" / "kubeadm"
+    assert staged.read_bytes() == _Proxy.body
