@@ -16,7 +16,7 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "collections"))
 
-from ansible_collections.offline_pot.tke.plugins.action.k8s_pki import read_tree, write_file  # noqa: E402
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.pki_store import read_tree, write_pki_file  # noqa: E402
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki  # noqa: E402
 
 
@@ -26,7 +26,7 @@ def run(pki_dir, cluster):
     files, actions, _ = k8s_pki.reconcile(cluster, existing, datetime.datetime.now(datetime.timezone.utc))
     changed = k8s_pki.changed_files(existing, files)
     for rel in changed:
-        write_file(pki_dir, rel, files[rel])
+        write_pki_file(pki_dir, rel, files[rel])
     hosts = [h["name"] for h in cluster.machines]
     plan = {h: k8s_pki.host_files(cluster, h) for h in hosts}
     return time.perf_counter() - t0, sum(a.action != "reused" for a in actions), len(changed), sum(map(len, plan.values()))

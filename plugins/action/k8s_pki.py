@@ -6,52 +6,15 @@ from __future__ import annotations
 
 import datetime
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.pki_store import read_tree, write_pki_file
 
 CLUSTER_KEYS = {f for f in k8s_pki.Cluster.__dataclass_fields__}
-SECRET_SUFFIXES = (".key", ".conf")
-
-
-def read_tree(root: str) -> dict:
-    """Every regular file under root -> bytes, by path relative to root."""
-    out = {}
-    for dirpath, _dirs, names in os.walk(root):
-        for n in names:
-            full = os.path.join(dirpath, n)
-            if n.startswith(".") or not os.path.isfile(full):
-                continue
-            with open(full, "rb") as fh:
-                out[os.path.relpath(full, root)] = fh.read()
-    return out
-
-
-def write_file(root: str, rel: str, data: bytes) -> None:
-    """Atomic write; directories 0700, keys and kubeconfigs 0600, certificates 0644."""
-    path = os.path.join(root, rel)
-    parent = os.path.dirname(path)
-    if not os.path.isdir(parent):
-        os.makedirs(parent, mode=0o700, exist_ok=True)
-        # makedirs applies the mode to the last directory only (and through the umask)
-        d = parent
-        while os.path.abspath(d) != os.path.abspath(root):
-            os.chmod(d, 0o700)
-            d = os.path.dirname(d)
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o600 if rel.endswith(SECRET_SUFFIXES) else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def summary(files: dict, name: str, now) -> str:
@@ -121,7 +84,7 @@ class ActionModule(ActionBase):
             os.makedirs(pki_dir, mode=0o700, exist_ok=True)
             os.chmod(pki_dir, 0o700)
             for rel in changed:
-                write_file(pki_dir, rel, to_bytes(files[rel]))
+                write_pki_file(pki_dir, rel, to_bytes(files[rel]))
 
         touched = [a for a in actions if a.action != "reused"]
         result.update(

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import copy_file
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -193,10 +194,6 @@ def install_files(plan: list[tuple[str, str]]) -> list[str]:
     for src, target in plan:
         if same_installed(src, target):
             continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = target + ".tke-part"
-        shutil.copyfile(src, tmp)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, target)
+        copy_file(src, target, 0o755)
         done.append(target)
     return done

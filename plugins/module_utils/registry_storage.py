@@ -17,6 +17,8 @@ import shutil
 import tarfile
 import tempfile
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import atomic_writer, write_if_differs
+
 V2 = "docker/registry/v2"
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json",
                "application/vnd.docker.distribution.manifest.list.v2+json")
@@ -51,21 +53,6 @@ def link_path(root: str, repo: str, kind: str, digest: str, tag: str | None = No
     if kind == "tag_index":
         return os.path.join(base, "_manifests", "tags", tag, "index", "sha256", h, "link")
     raise ValueError(kind)
-
-
-def _write_if_differs(path: str, data: bytes) -> bool:
-    try:
-        with open(path, "rb") as f:
-            if f.read() == data:
-                return False
-    except FileNotFoundError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-    return True
 
 
 class Layout:
@@ -117,19 +104,15 @@ def put_blob(root: str, layout: Layout, digest: str, size: int | None = None) ->
         return 0
     src = layout.blob_file(digest)
     h = hashlib.sha256()
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    tmp = dest + ".tmp"
     try:
-        with open(src, "rb") as fi, open(tmp, "wb") as fo:
+        with open(src, "rb") as fi, atomic_writer(dest) as fo:
             for chunk in iter(lambda: fi.read(1 << 20), b""):
                 h.update(chunk)
                 fo.write(chunk)
+            if "sha256:" + h.hexdigest() != digest:  # the blob store keeps no bad blob
+                raise ImageError(f"blob {digest} does not match its digest (content is sha256:{h.hexdigest()})")
     except FileNotFoundError as e:
         raise ImageError(f"blob {digest} is missing from the layout") from e
-    if "sha256:" + h.hexdigest() != digest:
-        os.unlink(tmp)
-        raise ImageError(f"blob {digest} does not match its digest (content is sha256:{h.hexdigest()})")
-    os.replace(tmp, dest)
     return os.path.getsize(dest)
 
 
@@ -137,7 +120,7 @@ def _import_manifest(root: str, layout: Layout, repo: str, desc: dict, acc: dict
     digest = desc["digest"]
     acc["bytes_written"] += put_blob(root, layout, digest, desc.get("size"))
     acc["image_bytes"] += desc.get("size") or os.path.getsize(blob_path(root, digest))
-    acc["changed"] |= _write_if_differs(link_path(root, repo, "revision", digest), digest.encode())
+    acc["changed"] |= write_if_differs(link_path(root, repo, "revision", digest), digest.encode())
     doc = json.loads(layout.read_blob(digest))
     media = doc.get("mediaType") or desc.get("mediaType", "")
     if media in INDEX_TYPES or "manifests" in doc:
@@ -147,7 +130,7 @@ def _import_manifest(root: str, layout: Layout, repo: str, desc: dict, acc: dict
     for blob in [doc["config"], *doc.get("layers", [])]:
         acc["bytes_written"] += put_blob(root, layout, blob["digest"], blob.get("size"))
         acc["image_bytes"] += blob["size"]
-        acc["changed"] |= _write_if_differs(link_path(root, repo, "layer", blob["digest"]),
+        acc["changed"] |= write_if_differs(link_path(root, repo, "layer", blob["digest"]),
                                             blob["digest"].encode())
 
 
@@ -162,8 +145,8 @@ def import_image(root: str, layout_path: str, repo: str, tag: str) -> dict:
         acc = {"bytes_written": 0, "image_bytes": 0, "changed": False}
         _import_manifest(root, layout, repo, desc, acc)
         d = desc["digest"]
-        acc["changed"] |= _write_if_differs(link_path(root, repo, "tag_index", d, tag), d.encode())
-        acc["changed"] |= _write_if_differs(link_path(root, repo, "tag_current", d, tag), d.encode())
+        acc["changed"] |= write_if_differs(link_path(root, repo, "tag_index", d, tag), d.encode())
+        acc["changed"] |= write_if_differs(link_path(root, repo, "tag_current", d, tag), d.encode())
         acc["changed"] |= acc["bytes_written"] > 0
         acc["digest"] = d
         return acc

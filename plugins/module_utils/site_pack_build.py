@@ -21,6 +21,8 @@ import tempfile
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import (
+    atomic_path, atomic_writer, copy_file, write_file, write_if_differs)
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec as sps
@@ -75,21 +77,19 @@ class Builder:
         dest = os.path.join(self.cache, "downloads", sha, sps.basename(item))
         if os.path.isfile(dest) and pm.sha256_file(dest) == sha:
             return dest
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        tmp = dest + ".part"
+        h = hashlib.sha256()
         try:
             # ansible's open_url: the proxy environment, the system CA bundle, TLS verification
-            with open_url(url, timeout=60, http_agent="offline_pot.tke site_pack") as r, open(tmp, "wb") as f:
-                shutil.copyfileobj(r, f, 1 << 20)
+            with atomic_writer(dest) as f, open_url(url, timeout=60, http_agent="offline_pot.tke site_pack") as r:
+                for chunk in iter(lambda: r.read(1 << 20), b""):
+                    h.update(chunk)
+                    f.write(chunk)
+                if h.hexdigest() != sha:  # nothing lands in the cache
+                    raise BuildError(f"{what}: {url} does not match its sha256 (is {h.hexdigest()}, spec says {sha})")
+        except BuildError:
+            raise
         except Exception as e:  # any failure of the download names the item
-            if os.path.exists(tmp):
-                os.unlink(tmp)
             raise BuildError(f"{what}: download of {url} failed: {e}") from e
-        got = pm.sha256_file(tmp)
-        if got != sha:
-            os.unlink(tmp)
-            raise BuildError(f"{what}: {url} does not match its sha256 (is {got}, spec says {sha})")
-        os.replace(tmp, dest)
         return dest
 
     # --- staging ---------------------------------------------------------------------------
@@ -98,26 +98,13 @@ class Builder:
         self.keep.add(rel)
         if _same_file(src, dest):
             return
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        tmp = dest + ".tmp"
-        shutil.copyfile(src, tmp)
-        os.chmod(tmp, mode)
-        os.replace(tmp, dest)
+        copy_file(src, dest, mode)
         self.changed.append(rel)
 
     def write(self, rel: str, data: bytes) -> bool:
-        dest = os.path.join(self.stage, rel)
         self.keep.add(rel)
-        try:
-            with open(dest, "rb") as f:
-                if f.read() == data:
-                    return False
-        except FileNotFoundError:
-            pass
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        with open(dest + ".tmp", "wb") as f:
-            f.write(data)
-        os.replace(dest + ".tmp", dest)
+        if not write_if_differs(os.path.join(self.stage, rel), data):
+            return False
         self.changed.append(rel)
         return True
 
@@ -313,9 +300,7 @@ class Builder:
         except (OSError, ValueError):
             known = {}
         files = pm.scan_tree(self.stage, known)
-        with open(state_file + ".tmp", "w") as f:
-            json.dump(files, f)
-        os.replace(state_file + ".tmp", state_file)
+        write_file(state_file, json.dumps(files))
         m = pm.build_manifest(self.name, self.version, files, self.contents)
         if self.write(pm.MANIFEST_NAME, pm.dump_manifest(m).encode()):
             self.changed.append(pm.MANIFEST_NAME)
@@ -337,18 +322,16 @@ class Builder:
                     return path
         except OSError:
             pass
-        tmp = path + ".part"
         base = os.path.basename(self.stage)
         tar = ["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "-C", self.out]
-        if comp == "zstd":
-            self._cmd("archive", tar + ["-I", "zstd -T0 -10", "-cf", tmp, base])
-        elif comp == "gzip":
-            self._cmd("archive", tar + ["-czf", tmp, base])
-        else:
-            self._cmd("archive", tar + ["-cf", tmp, base])
-        os.replace(tmp, path)
-        with open(stamp, "w") as f:
-            f.write(msha + "\n")
+        with atomic_path(path) as tmp:
+            if comp == "zstd":
+                self._cmd("archive", tar + ["-I", "zstd -T0 -10", "-cf", tmp, base])
+            elif comp == "gzip":
+                self._cmd("archive", tar + ["-czf", tmp, base])
+            else:
+                self._cmd("archive", tar + ["-cf", tmp, base])
+        write_file(stamp, msha + "\n")
         self.changed.append(os.path.basename(path))
         return path
 

@@ -91,6 +91,7 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 from ansible_collections.offline_pot.tke.plugins.module_utils import kernel_settings as ks
 
 
@@ -120,12 +121,7 @@ class HostKernel:
         self.diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
         self.applied.append(f"wrote {path}")
         if not self.check:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = path + ".tmp"
-            with open(tmp, "w") as fh:
-                fh.write(content)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
+            write_file(path, content, 0o644)
 
     def modules(self, names):
         if not names:

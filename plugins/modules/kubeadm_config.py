@@ -111,10 +111,10 @@ kinds:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_config as kc
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases as kp
 
@@ -154,12 +154,7 @@ def main():
         result["diff"] = dict(before=kp.mask_config(before), after=kp.mask_config(content),
                               before_header=path, after_header=path)
     if changed and not module.check_mode:
-        directory = os.path.dirname(path) or "."
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".kubeadm-config-")
-        with os.fdopen(fd, "w") as f:
-            f.write(content)
-        module.atomic_move(tmp, path)
+        write_file(path, content, 0o600)
     file_args = module.load_file_common_arguments(dict(path=path, mode=p["mode"]))
     if not module.check_mode or os.path.exists(path):
         result["changed"] = module.set_fs_attributes_if_different(file_args, result["changed"])

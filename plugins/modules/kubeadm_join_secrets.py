@@ -102,6 +102,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_join as kj
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases as kp
 
@@ -182,10 +183,7 @@ def main():
                     os.unlink(tmp)
                 if rc != 0:
                     _fail(module, "kubeadm init phase upload-certs", rc, out, err)
-                fd, tmp = tempfile.mkstemp(dir=p["state_dir"], prefix=".certificate-key-")
-                with os.fdopen(fd, "w") as f:
-                    f.write(f"{key} {time.time():.0f}\n")
-                os.replace(tmp, record)
+                write_file(record, f"{key} {time.time():.0f}\n", 0o600, dir_mode=0o700)
     module.exit_json(changed=bool(created), created=created, token=token, ca_cert=ca_cert, certificate_key=key)
 
 

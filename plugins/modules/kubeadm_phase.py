@@ -134,6 +134,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases as kp
 
 
@@ -206,12 +207,7 @@ def main():
     if still:
         module.fail_json(msg=f"kubeadm {p['command']} phase {phase} succeeded but did not write: {', '.join(still)}",
                          **result)
-    os.makedirs(p["state_dir"], mode=0o700, exist_ok=True)
-    tmp = record + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(desired + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, record)
+    write_file(record, desired + "\n", 0o600, dir_mode=0o700)
     module.exit_json(**result)
 
 

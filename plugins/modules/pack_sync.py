@@ -104,6 +104,7 @@ files:
   type: int
 """
 
+import hashlib
 import json
 import os
 import tarfile
@@ -111,6 +112,7 @@ import tarfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import atomic_writer, write_file
 
 STATE = ".tke-pack-sync.json"
 
@@ -162,17 +164,13 @@ def main():
             if got != wanted:
                 module.fail_json(msg="the transfer lacks " + ", ".join(sorted(wanted - got)))
             for m in members:
-                target = os.path.join(dest, m.name)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                tmp = target + ".tke-part"
-                with t.extractfile(m) as fi, open(tmp, "wb") as fo:
+                with atomic_writer(os.path.join(dest, m.name), m.mode & 0o7777) as fo, t.extractfile(m) as fi:
+                    h = hashlib.sha256()
                     for chunk in iter(lambda: fi.read(1 << 20), b""):
+                        h.update(chunk)
                         fo.write(chunk)
-                os.chmod(tmp, m.mode & 0o7777)
-                if pm.sha256_file(tmp) != expected[m.name]["sha256"]:
-                    os.unlink(tmp)
-                    module.fail_json(msg=f"{m.name}: received content does not match the manifest's sha256")
-                os.replace(tmp, target)
+                    if h.hexdigest() != expected[m.name]["sha256"]:  # the target is kept as it was
+                        module.fail_json(msg=f"{m.name}: received content does not match the manifest's sha256")
     for rel in extra:
         os.unlink(os.path.join(dest, rel))
     # what is there now, without hashing again: received files were checked on arrival
@@ -180,9 +178,7 @@ def main():
     for rel in need:
         st = os.stat(os.path.join(dest, rel))
         files[rel] = {"size": st.st_size, "sha256": expected[rel]["sha256"], "mtime_ns": st.st_mtime_ns}
-    with open(state_file + ".tmp", "w") as f:
-        json.dump(files, f)
-    os.replace(state_file + ".tmp", state_file)
+    write_file(state_file, json.dumps(files), 0o644)
     module.exit_json(changed=True, need=need, removed=extra, installed=pm.install_files(installs), diff=diff)
 
 

@@ -70,9 +70,10 @@ files:
 
 import hashlib
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 
 
 def state_of(path, data, mode):
@@ -91,20 +92,7 @@ def state_of(path, data, mode):
 
 
 def write(path, data, mode):
-    parent = os.path.dirname(path)
-    os.makedirs(parent, mode=0o755, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".pki-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_file(path, data, mode, dir_mode=0o755)
 
 
 def digest(data):

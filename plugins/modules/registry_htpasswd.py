@@ -67,6 +67,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 from ansible_collections.offline_pot.tke.plugins.module_utils import htpasswd
 
 
@@ -91,11 +92,7 @@ def main():
     diff = {"before": "".join(f"{u}\n" for u in sorted(current)),
             "after": "".join(f"{u}{' (new password)' if changed and u == p['user'] else ''}\n" for u in sorted(users))}
     if changed and not module.check_mode:
-        os.makedirs(os.path.dirname(p["path"]), exist_ok=True)
-        tmp = p["path"] + ".tmp"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write(htpasswd.render(users))
-        os.replace(tmp, p["path"])
+        write_file(p["path"], htpasswd.render(users), 0o600)
     file_args = module.load_file_common_arguments(dict(path=p["path"], mode=p["mode"], group=p["group"]))
     if os.path.exists(p["path"]):
         changed = module.set_fs_attributes_if_different(file_args, changed)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,18 +29,7 @@ def read_text(path):
 
 def write_private(path, text):
     """Write a controller-side state file atomically, mode 0600, in a 0700 directory."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_file(path, text, 0o600, dir_mode=0o700)
 
 
 def tree_digest(*relative_dirs):
