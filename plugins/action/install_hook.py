@@ -17,9 +17,9 @@ import time
 from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import (
     read_text, sync_tke_json_step, utc_now, write_private)
 
@@ -55,22 +55,23 @@ def hook_argv(playbook, cli, check_mode):
     return argv
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("name", "hooks_dir", "journal"))
+    ARGUMENT_SPEC = dict(
+        name=dict(type="str", required=True),
+        hooks_dir=dict(type="path"),
+        journal=dict(type="bool", default=False),
+    )
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        name = self._task.args.get("name")
-        if not name:
-            raise AnsibleActionFail("install_hook: name is required")
-        hooks_dir = self._task.args.get("hooks_dir") or self._templar.template(task_vars.get("tke_hooks_dir", "hooks"))
+    def run_action(self, args, result, task_vars):
+        name = args["name"]
+        hooks_dir = args["hooks_dir"] or self._templar.template(task_vars.get("tke_hooks_dir", "hooks"))
         path = os.path.abspath(os.path.join(to_text(hooks_dir), f"{name}.yml"))
         if not os.path.isfile(path):
             return dict(result, skipped=True, changed=False, msg=f"no hook {path}")
 
         phase = f"hook:{name}"
-        use_journal = self._task.args.get("journal", False) and phase in ij.PHASE_NAMES
+        use_journal = args["journal"] and phase in ij.PHASE_NAMES
         journal_path = os.path.join(to_text(self._templar.template(task_vars.get("tke_state_dir"))), "journal.json")
         with open(path, "rb") as fh:
             fp = {"controller": hashlib.sha256(fh.read()).hexdigest()}

@@ -11,25 +11,30 @@ import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import (
     read_text, sync_tke_json_step, tree_digest, utc_now, write_private)
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("phase", "state", "journal", "force", "skip", "resume", "hosts"))
+    ARGUMENT_SPEC = dict(
+        phase=dict(type="str", required=True),
+        state=dict(type="str", choices=["start", "done"], required=True),
+        journal=dict(type="path"),
+        force=dict(type="raw"),
+        skip=dict(type="raw"),
+        resume=dict(type="bool"),
+        hosts=dict(type="list", elements="str"),
+    )
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        args = self._task.args
-        phase, state = args.get("phase"), args.get("state")
+    def run_action(self, args, result, task_vars):
+        args = {k: v for k, v in args.items() if v is not None}  # options not given fall back to variables
+        phase, state = args["phase"], args["state"]
         if phase not in ij.PHASE_NAMES:
             raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
-        if state not in ("start", "done"):
-            raise AnsibleActionFail("install_phase: state must be start or done")
 
         def var(name, default=None):
             value = task_vars.get(name, default)

@@ -8,14 +8,11 @@ import datetime
 import os
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.text.converters import to_bytes, to_text
-from ansible.plugins.action import ActionBase
+from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.pki_store import read_tree, write_pki_file
-
-CLUSTER_KEYS = {f for f in k8s_pki.Cluster.__dataclass_fields__}
-
 
 def summary(files: dict, name: str, now) -> str:
     cert = k8s_pki.load_cert(files.get(f"{name}.crt"))
@@ -25,43 +22,58 @@ def summary(files: dict, name: str, now) -> str:
     return f"{name}: subject={d['subject']} sans={','.join(d['sans'])} not_after={d['not_after']} serial={d['serial']}\n"
 
 
-class ActionModule(ActionBase):
+_LIST = dict(type="list", elements="dict", default=[])
+_SANS = dict(type="list", elements="str", default=[])
+
+
+class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
-    # ActionBase.run refuses any other parameter
-    _VALID_ARGS = frozenset(("pki_dir", "cluster", "renew_days", "force", "user_cas"))
+    # defaults as k8s_pki.Cluster's (tests/unit/plugins/action/test_argument_specs.py compares them)
+    ARGUMENT_SPEC = dict(
+        pki_dir=dict(type="path", required=True),
+        cluster=dict(type="dict", required=True, options=dict(
+            masters=dict(type="list", elements="dict", required=True),
+            nodes=_LIST, etcd=_LIST, registry=_LIST, machines=_LIST,
+            name=dict(type="str", default="kubernetes"),
+            k8s_version=dict(type="str", default="1.30.4"),
+            vip=dict(type="str", default=""),
+            api_domain=dict(type="str", default="api.tke.com"),
+            api_port=dict(type="int", default=6443),
+            control_plane_endpoint=dict(type="str", default=""),
+            service_cidr=dict(type="str", default="10.96.0.0/16"),
+            dns_domain=dict(type="str", default="cluster.local"),
+            registry_domain=dict(type="str", default="registry.tke.com"),
+            gateway_domain=dict(type="str", default="console.tke.com"),
+            apiserver_extra_sans=_SANS, etcd_extra_sans=_SANS, server_extra_sans=_SANS,
+            ca_days=dict(type="int", default=k8s_pki.CA_DAYS),
+            cert_days=dict(type="int", default=k8s_pki.CERT_DAYS),
+            key_type=dict(type="str", choices=["rsa", "ecdsa"], default="rsa"),
+            rsa_bits=dict(type="int", default=2048))),
+        renew_days=dict(type="int", default=k8s_pki.RENEW_DAYS),
+        force=dict(type="list", elements="str", default=[]),
+        user_cas=dict(type="dict", default={}),
+    )
     _supports_check_mode = True
     _supports_async = False
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        args = self._task.args
-        pki_dir = args.get("pki_dir")
-        if not pki_dir:
-            raise AnsibleActionFail("pki_dir is required")
-        pki_dir = os.path.abspath(os.path.expanduser(to_text(pki_dir)))
-        spec = dict(args.get("cluster") or {})
-        bad = set(spec) - CLUSTER_KEYS
-        if bad:
-            raise AnsibleActionFail("unknown cluster settings: " + ", ".join(sorted(bad)))
-        if not spec.get("masters"):
+    def run_action(self, args, result, task_vars):
+        pki_dir = os.path.abspath(args["pki_dir"])
+        spec = args["cluster"]
+        if not spec["masters"]:
             raise AnsibleActionFail("cluster.masters must list at least one master")
         for group in ("masters", "nodes", "etcd", "registry", "machines"):
-            for h in spec.get(group) or []:
-                if not isinstance(h, dict) or not h.get("name"):
+            for h in spec[group]:
+                if not h.get("name"):
                     raise AnsibleActionFail(f"cluster.{group}: every entry needs a name (got {h!r})")
         try:
             cluster = k8s_pki.Cluster(**spec)
-            if cluster.key_type not in ("rsa", "ecdsa"):
-                raise ValueError(f"key_type must be rsa or ecdsa, not {cluster.key_type!r}")
             k8s_pki.first_service_ip(cluster.service_cidr)
         except (TypeError, ValueError) as e:
             raise AnsibleActionFail(f"invalid cluster settings: {e}")
-        renew_days = int(args.get("renew_days", k8s_pki.RENEW_DAYS))
-        force = args.get("force") or []
-        if isinstance(force, str):
-            force = [f.strip() for f in force.split(",") if f.strip()]
+        renew_days = args["renew_days"]
+        force = [f.strip() for f in args["force"] if f.strip()]  # "ca, apiserver" from -e
         user_cas = {}
-        for name, pair in (args.get("user_cas") or {}).items():
+        for name, pair in args["user_cas"].items():
             if name not in ("ca", "front-proxy-ca", "etcd/ca"):
                 raise AnsibleActionFail(f"user_cas: {name} is not a CA (ca, front-proxy-ca, etcd/ca)")
             try:

@@ -10,32 +10,25 @@ import tarfile
 import tempfile
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
-
-ARGS = dict(
-    src=dict(type="path", required=True),
-    dest=dict(type="path", required=True),
-    prefix=dict(type="str", default=""),
-    include=dict(type="list", elements="str", default=[]),
-    exclude=dict(type="list", elements="str", default=[]),
-    prune=dict(type="bool", default=True),
-    install=dict(type="list", elements="dict", default=[]),
-)
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = True
     _requires_connection = True
+    ARGUMENT_SPEC = dict(
+        src=dict(type="path", required=True),
+        dest=dict(type="path", required=True),
+        prefix=dict(type="str", default=""),
+        include=dict(type="list", elements="str", default=[]),
+        exclude=dict(type="list", elements="str", default=[]),
+        prune=dict(type="bool", default=True),
+        install=dict(type="list", elements="dict", default=[]),
+    )
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        validated = ArgumentSpecValidator(ARGS).validate(self._task.args)
-        if validated.error_messages:
-            raise AnsibleActionFail("; ".join(validated.error_messages))
-        a = validated.validated_parameters
+    def run_action(self, a, result, task_vars):
         try:
             with open(os.path.join(a["src"], pm.MANIFEST_NAME)) as f:
                 manifest = json.load(f)

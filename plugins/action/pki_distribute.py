@@ -8,32 +8,30 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.text.converters import to_text
-from ansible.plugins.action import ActionBase
+
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
-    # ActionBase.run refuses any other parameter
-    _VALID_ARGS = frozenset(("pki_dir", "files", "pending_sources"))
+    ARGUMENT_SPEC = dict(
+        pki_dir=dict(type="path", required=True),
+        files=dict(type="list", elements="dict", required=True, options=dict(
+            src=dict(type="str", required=True),
+            dest=dict(type="str", required=True),
+            mode=dict(type="str", required=True))),
+        pending_sources=dict(type="list", elements="str", default=[]),
+    )
     _supports_check_mode = True
     _supports_async = False
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        args = self._task.args
-        pki_dir = os.path.abspath(os.path.expanduser(to_text(args.get("pki_dir") or "")))
-        files = args.get("files")
-        if not args.get("pki_dir") or not isinstance(files, list):
-            raise AnsibleActionFail("pki_dir and files (a list) are required")
+    def run_action(self, args, result, task_vars):
+        pki_dir = os.path.abspath(args["pki_dir"])
         # check mode: sources the authority would re-issue count as changes (their new bytes are unknown)
-        would_change = set(args.get("pending_sources") or []) if self._task.check_mode else set()
+        would_change = set(args["pending_sources"]) if self._task.check_mode else set()
         payload, pending = [], []
-        for f in files:
-            try:
-                src, dest, mode = f["src"], f["dest"], str(f["mode"])
-            except (KeyError, TypeError):
-                raise AnsibleActionFail(f"every file needs src, dest and mode (got {f!r})")
+        for f in args["files"]:
+            src, dest, mode = f["src"], f["dest"], f["mode"]
             if src in would_change:
                 pending.append(dest)
                 continue

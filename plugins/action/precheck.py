@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import time
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.offline_pot.tke.plugins.module_utils import precheck_rules
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
+    ARGUMENT_SPEC = precheck_rules.ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        args = dict(self._task.args)
-        max_skew = float(args.get("max_time_skew_s", 1))
+    def run_action(self, args, result, task_vars):
+        max_skew = args["max_time_skew_s"]
         before = time.time()
-        module = self._execute_module(module_name="offline_pot.tke.precheck", module_args=args,
+        # the module checks its arguments again with the same spec; it gets them as the task gave them
+        module = self._execute_module(module_name="offline_pot.tke.precheck", module_args=dict(self._task.args),
                                       task_vars=task_vars)
         after = time.time()
         result.update(module)

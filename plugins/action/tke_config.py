@@ -8,12 +8,12 @@ import os
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
-from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import write_private
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "tke.json.j2")
 
@@ -39,24 +39,24 @@ def read_secrets(model, hostvars, templar):
     return out
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
     _requires_connection = False
-    _VALID_ARGS = frozenset(("dest", "step", "template"))
+    ARGUMENT_SPEC = dict(
+        dest=dict(type="path"),
+        step=dict(type="int"),
+        template=dict(type="path"),
+    )
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        task_vars = task_vars or {}
-        args = self._task.args
-        dest = args.get("dest") or os.path.join(self._templar.template(task_vars["tke_state_dir"]), "tke.json")
-        dest = os.path.expanduser(to_text(dest))
-        source = args.get("template") or TEMPLATE
+    def run_action(self, args, result, task_vars):
+        dest = args["dest"] or os.path.expanduser(
+            to_text(os.path.join(self._templar.template(task_vars["tke_state_dir"]), "tke.json")))
+        source = args["template"] or TEMPLATE
         try:
             with open(dest, encoding="utf-8") as fh:
                 before = fh.read()
         except FileNotFoundError:
             before = None
-        step = args.get("step")
-        step = tke_config.existing_step(before or "") if step is None else int(step)
+        step = tke_config.existing_step(before or "") if args["step"] is None else args["step"]
 
         model = inventory_model.build(task_vars, self._templar)
         secrets = read_secrets(model, task_vars.get("hostvars", {}), self._templar)

@@ -6,10 +6,10 @@
 from __future__ import annotations
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_rules
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 
 def spec_problems(host, hostvars, specs, settings):
@@ -49,13 +49,11 @@ def spec_problems(host, hostvars, specs, settings):
     return out
 
 
-class ActionModule(ActionBase):
+class ActionModule(ActionModuleBase):
     _requires_connection = False
-    _VALID_ARGS = frozenset(("extra_problems",))
+    ARGUMENT_SPEC = dict(extra_problems=dict(type="list", elements="str", default=[]))
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        task_vars = task_vars or {}
+    def run_action(self, args, result, task_vars):
         model = inventory_model.build(task_vars, self._templar)
         specs = inventory_model.role_specs()
         problems = []
@@ -72,7 +70,7 @@ class ActionModule(ActionBase):
         rejected = {p["variable"] for p in problems}
         problems += [p for p in inventory_rules.check(model) if p["variable"] not in rejected]
         lines = [inventory_rules.format_problem(p) for p in problems]
-        lines += [str(x) for x in self._task.args.get("extra_problems") or []]
+        lines += args["extra_problems"]
         result.update(changed=False, problems=lines, hosts=len(model["hosts"]))
         if lines:
             result["failed"] = True

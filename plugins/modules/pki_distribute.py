@@ -39,6 +39,19 @@ options:
     type: list
     elements: dict
     required: true
+    suboptions:
+      src:
+        description: Path relative to O(pki_dir).
+        type: str
+        required: true
+      dest:
+        description: Path on the host.
+        type: str
+        required: true
+      mode:
+        description: File mode on the host (octal string).
+        type: str
+        required: true
   pending_sources:
     description:
       - Sources (relative to O(pki_dir)) the authority would re-issue, usually the RV(offline_pot.tke.k8s_pki#module:changed_files)

@@ -181,29 +181,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import host_probe,
 def main():
     started = time.time()
     module = AnsibleModule(
-        argument_spec=dict(
-            min_cpu=dict(type="int", default=2),
-            min_memory_mb=dict(type="int", default=3800),
-            disk=dict(type="list", elements="dict", default=[], options=dict(
-                path=dict(type="path", required=True),
-                min_free_gb=dict(type="float", required=True))),
-            supported_os=dict(type="list", elements="dict", default=[], options=dict(
-                id=dict(type="str", required=True),
-                versions=dict(type="list", elements="str", required=True))),
-            min_kernel=dict(type="str", default="4.19"),
-            arch=dict(type="list", elements="str", default=["x86_64", "aarch64"]),
-            commands=dict(type="list", elements="str", default=[]),
-            ports=dict(type="list", elements="int", default=[]),
-            port_owners=dict(type="dict", default={}),
-            swap=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),
-            peers=dict(type="list", elements="dict", default=[], options=dict(
-                name=dict(type="str", required=True), address=dict(type="str", required=True),
-                ports=dict(type="list", elements="int", required=True))),
-            fsync_path=dict(type="path"),
-            fsync_samples=dict(type="int", default=200),
-            max_fsync_ms=dict(type="float", default=10),
-            max_time_skew_s=dict(type="float", default=1),
-        ),
+        argument_spec=precheck_rules.ARGUMENT_SPEC,
         supports_check_mode=True,
     )
     p = module.params
