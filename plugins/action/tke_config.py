@@ -4,6 +4,7 @@
 """Render tke.json on the controller from the inventory (documentation: plugins/modules/tke_config.py)."""
 from __future__ import annotations
 
+import json
 import os
 
 from ansible.errors import AnsibleActionFail
@@ -12,7 +13,7 @@ from ansible.template import trust_as_template
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import write_private
-from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model, tke_rules
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "tke.json.j2")
@@ -70,6 +71,11 @@ class ActionModule(ActionModuleBase):
         except ValueError as exc:
             raise AnsibleActionFail(f"{source} did not render valid JSON: {exc}") from None
 
+        # what TKE's own validation would refuse (the inventory rules stop most of it earlier)
+        data = json.loads(text)
+        warnings = [f"tke.json: {p}" for p in tke_rules.check(data) + tke_rules.installer_limits(data)]
+        if warnings:
+            result["warnings"] = warnings
         mode_ok = before is not None and (os.stat(dest).st_mode & 0o777) == 0o600
         changed = before != text or not mode_ok
         if changed and not self._task.check_mode:

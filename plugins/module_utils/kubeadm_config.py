@@ -47,6 +47,12 @@ def _cidr(value: str, what: str) -> str:
         raise ConfigError(f"{what}: {value!r} is not a CIDR ({e})") from None
 
 
+# kubeadm's layout of the API server's external etcd client files (the pki phase issues them there);
+# also what tke.json's spec.etcd.external names.
+EXTERNAL_ETCD_FILES = {"caFile": "/etc/kubernetes/pki/etcd/ca.crt",
+                       "certFile": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+                       "keyFile": "/etc/kubernetes/pki/apiserver-etcd-client.key"}
+
 # Files the pki phase puts on every node before it joins (its CA and its own kubelet.conf, issued
 # by the collection's authority so certificates never surprise): kubeadm join's preflight would
 # refuse them as "already exists".
@@ -127,9 +133,9 @@ def build(kind: str, version: str, cluster: dict, node: dict, join: dict | None 
             if not re.match(r"^https://[A-Za-z0-9.\-\[\]:]+:\d+$", ep):
                 raise ConfigError(f"external etcd endpoint {ep!r} must be https://host:port")
         etcd_doc = {"external": {"endpoints": list(ext["endpoints"]),
-                                 "caFile": ext.get("ca_file") or "/etc/kubernetes/pki/etcd/ca.crt",
-                                 "certFile": ext.get("cert_file") or "/etc/kubernetes/pki/apiserver-etcd-client.crt",
-                                 "keyFile": ext.get("key_file") or "/etc/kubernetes/pki/apiserver-etcd-client.key"}}
+                                 "caFile": ext.get("ca_file") or EXTERNAL_ETCD_FILES["caFile"],
+                                 "certFile": ext.get("cert_file") or EXTERNAL_ETCD_FILES["certFile"],
+                                 "keyFile": ext.get("key_file") or EXTERNAL_ETCD_FILES["keyFile"]}}
     else:
         local = etcd.get("local") or {}
         etcd_doc = {"local": {"dataDir": local.get("data_dir") or "/var/lib/etcd",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal, tke_rules
 
 # Phases of playbooks/install.yml, in order (tke_skip_phases must name these): the journal's list.
 PHASES = install_journal.USER_PHASES
@@ -201,10 +201,11 @@ def _check_ha(s, groups, ips, master_ips):
                                        f"{vip} is not in the subnet of master(s) {', '.join(outside)} "
                                        f"({', '.join(map(str, nets)) or 'none'}); keepalived can only hold "
                                        "a VIP on the masters' own subnet"))
-        if mode == "thirdparty":
-            vport = _int_or_none(s.get("tke_vport"))
-            if vport is None or not 1 <= vport <= 65535:
-                out.append(problem("all", "tke_vport", f"{s.get('tke_vport')!r} is not a TCP port (1-65535)"))
+    # every mode: host_init opens tke_vport in every host's firewall (the load balancer's port in
+    # thirdparty mode, where tke.json's ha.thirdParty.vport must be a port number too)
+    vport = _int_or_none(s.get("tke_vport"))
+    if vport is None or not 1 <= vport <= 65535:
+        out.append(problem("all", "tke_vport", f"{s.get('tke_vport')!r} is not a TCP port (1-65535)"))
     if mode == "keepalived":
         vrid = _int_or_none(s.get("tke_vrid", 0))
         if vrid is None or not 0 <= vrid <= 255:
@@ -255,6 +256,10 @@ def _check_names_and_versions(s):
         if not is_dns_name(value):
             out.append(problem("all", var, f"{value!r} is not a DNS name (lower-case labels joined by dots, "
                                "e.g. registry.tke.com)"))
+    max_pods = _int_or_none(s.get("tke_max_pods"))
+    if max_pods not in tke_rules.MAX_NODE_POD_NUM:   # tke.json's maxNodePodNum takes only these
+        out.append(problem("all", "tke_max_pods", f"{s.get('tke_max_pods')!r} is not one of TKE's maxNodePodNum "
+                           f"values ({', '.join(map(str, tke_rules.MAX_NODE_POD_NUM))})"))
     version = str(s.get("tke_k8s_version", "")).lstrip("v")
     supported = [str(v).lstrip("v") for v in s.get("tke_supported_k8s_versions") or []]
     if version not in supported:

@@ -14,6 +14,10 @@ import base64
 import ipaddress
 import json
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_config import EXTERNAL_ETCD_FILES
+
 
 def b64(text):
     """TKE stores []byte fields (passwords, private keys) base64-encoded."""
@@ -28,6 +32,15 @@ def vrid(vip, configured=0):
     if configured:
         return int(configured)
     return (int(ipaddress.ip_address(vip)) & 0xFF) % 255 + 1
+
+
+def master_schedule(settings, groups):
+    """TKE's enableMasterSchedule: tke_master_schedule (the tke role derives it: true exactly when
+    the site has no workers; the control_plane role taints the masters from the same value)."""
+    value = settings.get("tke_master_schedule")
+    if value is None or value == "":
+        return not groups.get("workers")
+    return boolean(value, strict=True)
 
 
 def machine(host, secrets):
@@ -51,10 +64,11 @@ def context(model, secrets=None, step=0):
     masters = groups.get("masters", [])
     mode = s.get("tke_ha_mode", "none")
     vip = str(s.get("tke_vip") or "")
-    svc = ipaddress.ip_network(s["tke_service_cidr"])
     etcd_members = groups.get("etcd")
     if etcd_members:
-        etcd = {"external": {"endpoints": [f"https://{hosts[h]['address']}:2379" for h in etcd_members]}}
+        # TKE's ExternalEtcd needs the client files with https endpoints (tke_rules.py)
+        etcd = {"external": {"endpoints": [f"https://{hosts[h]['address']}:2379" for h in etcd_members],
+                             **EXTERNAL_ETCD_FILES}}
     else:
         etcd = {"local": {"dataDir": "/var/lib/etcd"}}
     alt = [s.get("tke_api_domain", "api.tke.com")] + ([vip] if vip and mode in ("keepalived", "thirdparty") else [])
@@ -67,13 +81,12 @@ def context(model, secrets=None, step=0):
         "dns_domain": s.get("tke_dns_domain", "cluster.local"),
         "alt_names": alt,
         "ipvs": s.get("tke_proxy_mode", "ipvs") == "ipvs",
-        "master_schedule": not groups.get("workers"),
+        "master_schedule": master_schedule(s, groups),
         "ha_mode": mode,
         "vip": vip,
         "vport": int(s.get("tke_vport") or 6443),
         "vrid": vrid(vip, s.get("tke_vrid") or 0) if mode == "keepalived" and vip else 0,
         "skip_conditions": [],
-        "max_cluster_service_num": min(svc.num_addresses, 2 ** 20),
         "max_pods": int(s.get("tke_max_pods", 256)),
         "machines": [machine(hosts[h], secrets.get(h, {})) for h in masters],
         "etcd": etcd,

@@ -7,7 +7,7 @@ SETTINGS = {"tke_ha_mode": "none", "tke_vip": "", "tke_vport": 6443, "tke_vrid":
             "tke_node_networks": [], "tke_registry_domain": "registry.tke.com", "tke_api_domain": "api.tke.com",
             "tke_gateway_domain": "console.tke.com", "tke_k8s_version": "1.30.4",
             "tke_supported_k8s_versions": ["1.29.8", "1.30.4"], "tke_admin_password": "long-enough",
-            "tke_skip_phases": []}
+            "tke_skip_phases": [], "tke_max_pods": 256}
 
 
 def model(masters=("m1",), workers=("w1",), etcd=None, **settings):
@@ -42,6 +42,14 @@ def test_good_models_have_no_problem():
     (dict(tke_gateway_domain="console"), ["all: tke_gateway_domain: 'console' is not a DNS name"]),
     (dict(tke_skip_phases="precheck"), ["all: tke_skip_phases: 'precheck' is not a list"]),
     (dict(tke_k8s_version="v1.30.4"), []),
+    # the vport is every host's firewall port whatever the mode, and TKE's thirdParty vport
+    (dict(masters=("m1", "m2", "m3"), tke_ha_mode="keepalived", tke_vip="10.0.0.100", tke_vport=70000),
+     ["all: tke_vport: 70000 is not a TCP port (1-65535)"]),
+    (dict(tke_vport="https"), ["all: tke_vport: 'https' is not a TCP port"]),
+    (dict(masters=("m1", "m2", "m3"), tke_ha_mode="thirdparty", tke_vip="10.9.0.1", tke_vport=0),
+     ["all: tke_vport: 0 is not a TCP port"]),
+    (dict(tke_max_pods=110), ["all: tke_max_pods: 110 is not one of TKE's maxNodePodNum values (16, 32, 64, 128, 256)"]),
+    (dict(tke_max_pods="64"), []),
 ])
 def test_rules(kw, expected):
     got = messages(model(**kw))

@@ -10,7 +10,7 @@ TOP = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((TOP / "schemas" / "tke.schema.json").read_text())
 SETTINGS = {"tke_cluster_name": "global", "tke_k8s_version": "1.30.4", "tke_ha_mode": "keepalived",
             "tke_vip": "10.0.0.100", "tke_vport": 6443, "tke_vrid": 0, "tke_pod_cidr": "10.244.0.0/16",
-            "tke_service_cidr": "10.96.0.0/16", "tke_dns_domain": "cluster.local", "tke_max_pods": 110,
+            "tke_service_cidr": "10.96.0.0/16", "tke_dns_domain": "cluster.local", "tke_max_pods": 128,
             "tke_network_interface": "", "tke_proxy_mode": "ipvs", "tke_registry_domain": "registry.tke.com",
             "tke_registry_namespace": "library", "tke_gateway_domain": "console.tke.com",
             "tke_admin_user": "admin", "tke_admin_password": "pa\"ss\\word", "tke_api_domain": "api.tke.com"}
@@ -53,7 +53,10 @@ def test_thirdparty_and_none_modes():
 
 def test_external_etcd_endpoints():
     ext = {**MODEL, "groups": {**MODEL["groups"], "etcd": ["w1"]}}
-    assert t.context(ext)["etcd"] == {"external": {"endpoints": ["https://10.0.0.14:2379"]}}
+    assert t.context(ext)["etcd"] == {"external": {
+        "endpoints": ["https://10.0.0.14:2379"], "caFile": "/etc/kubernetes/pki/etcd/ca.crt",
+        "certFile": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+        "keyFile": "/etc/kubernetes/pki/apiserver-etcd-client.key"}}
 
 
 def test_rendering_is_stable_and_step_is_kept():
