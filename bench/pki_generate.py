@@ -16,7 +16,7 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "collections"))
 
-from ansible_collections.offline_pot.tke.plugins.plugin_utils.pki_store import read_tree, write_pki_file  # noqa: E402
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import read_tree, write_pki_file  # noqa: E402
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki  # noqa: E402
 
 

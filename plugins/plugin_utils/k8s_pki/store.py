@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """The controller's PKI directory as a dict of relative path -> bytes, and back.
 
-Private to the collection (used by plugins/action/k8s_pki.py and bench/pki_generate.py). Keys and
-kubeconfigs are written 0600, certificates 0644, directories 0700, through the collection's one
-file writer (module_utils/atomic_file.py).
+Private to the collection (package plugins/plugin_utils/k8s_pki; used by plugins/action/k8s_pki.py
+and bench/pki_generate.py). Keys and kubeconfigs are written 0600, certificates 0644, directories
+0700, through the collection's one file writer (module_utils/atomic_file.py).
 """
 from __future__ import annotations
 
