@@ -71,6 +71,7 @@ import shutil
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
 
 
 def unpack(module, archive: str, unpack_dir: str) -> tuple[str, bool]:
@@ -102,10 +103,8 @@ def unpack(module, archive: str, unpack_dir: str) -> tuple[str, bool]:
     shutil.rmtree(unpack_dir, ignore_errors=True)
     os.replace(tmp, unpack_dir)
     pack_dir = os.path.join(unpack_dir, tops[0])
-    with open(os.path.join(unpack_dir, ".pack-dir"), "w") as f:
-        f.write(pack_dir + "\n")
-    with open(stamp, "w") as f:
-        f.write(stamp_value)
+    write_file(os.path.join(unpack_dir, ".pack-dir"), pack_dir + "\n")
+    write_file(stamp, stamp_value)
     return pack_dir, True
 
 
