@@ -112,6 +112,7 @@ _SECRET_KEYS = ("token", "tlsBootstrapToken", "certificateKey")
 # One key per line, YAML (`token: x`) or the JSON kubeadm_config writes (`"token": "x",`).
 _SECRET_LINE = re.compile(r'^(\s*-?\s*"?(?:%s)"?:\s*)(\S.*?)(,?)$' % "|".join(_SECRET_KEYS), re.M)
 _SECRET_WHOLE_LINE = re.compile(r'^\s*-?\s*"?(?:%s)"?:.*(?:\n|$)' % "|".join(_SECRET_KEYS), re.M)
+_TRAILING_COMMA = re.compile(r",$", re.M)
 _SECRET_FLAGS = ("--certificate-key", "--token", "--discovery-token", "--tls-bootstrap-token")
 TOKEN_RE = re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b")
 KEY_RE = re.compile(r"\b[a-f0-9]{64}\b")
@@ -124,8 +125,9 @@ def mask_config(text: str) -> str:
 
 def strip_secrets(text: str) -> str:
     """The configuration without the lines holding secrets (for comparisons and fingerprints:
-    whether a join credential is present, rotated or absent does not change the result)."""
-    return _SECRET_WHOLE_LINE.sub("", text)
+    whether a join credential is present, rotated or absent does not change the result). A line's
+    final comma is dropped too: in JSON it only depends on whether a (secret) key follows."""
+    return _TRAILING_COMMA.sub("", _SECRET_WHOLE_LINE.sub("", text))
 
 
 def mask_args(args: list[str]) -> list[str]:

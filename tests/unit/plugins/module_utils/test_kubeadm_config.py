@@ -105,9 +105,14 @@ def test_secret_lines_masked_in_the_written_file():
     assert doc["discovery"]["bootstrapToken"]["token"] == "<secret>"
     assert doc["controlPlane"]["certificateKey"] == "<secret>"
     assert doc["discovery"]["bootstrapToken"]["caCertHashes"] == ["sha256:" + "a" * 64]
-    # credentials do not count in comparisons
+    # credentials do not count in comparisons: rotated, or absent once no master needs to join
     other = kc.dump_documents(kc.build("join", "1.30.4", {}, NODE, {**join, "token": "zzzzzz.0123456789abcdef"}))
     assert kp.strip_secrets(other) == kp.strip_secrets(text) and other != text
+    no_key = kc.dump_documents(kc.build("join", "1.30.4", {}, NODE, {**join, "certificate_key": ""}))
+    assert '"certificateKey"' not in no_key and kp.strip_secrets(no_key) == kp.strip_secrets(text)
+    # anything else still counts
+    other_node = kc.dump_documents(kc.build("join", "1.30.4", {}, {**NODE, "name": "m2"}, join))
+    assert kp.strip_secrets(other_node) != kp.strip_secrets(text)
 
 
 def test_service_ip():
