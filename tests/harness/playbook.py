@@ -96,7 +96,8 @@ def converge_twice(playbook, inventory, *args, resume: bool = False, hosts: set[
 
     By default the install journal's resume is off (tke_resume=false), so the second run really
     runs every task again instead of skipping phases the journal has done: that is what proves
-    the roles idempotent. Resume itself is tested in test_install_orchestration.py.
+    the roles idempotent. Resume itself is tested in test_install_e2e.py (after a failing hook) and
+    test_install_orchestration.py (phases done, inputs changed).
     """
     want = set(hosts) if hosts is not None else inventory_hosts(inventory, *args)
     if not resume:
