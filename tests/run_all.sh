@@ -23,5 +23,7 @@ echo "== pytest (unit + integration on test hosts)"
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 export TH_ID=${TH_ID:-1}
 trap 'bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true' EXIT
-python -m pytest -p no:cacheprovider "$@" tests/unit tests/integration
+# per-test times (setup: the module's fixtures, e.g. a scenario's hosts; call: the test) for every
+# test of a second or more, slowest first, so CI time is known per scenario
+python -m pytest -p no:cacheprovider --durations=0 --durations-min=1.0 "$@" tests/unit tests/integration
 echo "== all tests done in $(( $(date +%s) - t0 )) s"

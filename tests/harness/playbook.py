@@ -43,6 +43,10 @@ class PlaybookRun:
                 out.append(f"{task}: {line.split(' =>')[0]}")
         return out
 
+    def task_names(self) -> set[str]:
+        """The names of the tasks the run went through (ran, skipped or changed on some host)."""
+        return {line.rstrip("* ") for line in self.output.splitlines() if line.startswith("TASK [")}
+
     def explain(self) -> str:
         changed = "\n".join(self.changed_tasks()) or "(none)"
         return (f"$ {' '.join(map(str, self.argv))}\nrc={self.rc}\nchanged tasks:\n{changed}\n"
@@ -69,19 +73,41 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
 NO_RESUME = ("-e", '{"tke_resume": false}')
 
 
-def converge_twice(playbook, inventory, *args, resume: bool = False, **kw) -> tuple[PlaybookRun, PlaybookRun]:
-    """Converge, converge again; the second run must change nothing and fail nowhere.
+def inventory_hosts(inventory, *args: str) -> set[str]:
+    """The hosts a run with these arguments targets: the inventory's, narrowed by --limit/-l."""
+    limit = []
+    for i, a in enumerate(args):
+        if a in ("--limit", "-l") and i + 1 < len(args):
+            limit = ["--limit", args[i + 1]]
+        elif a.startswith("--limit="):
+            limit = [a]
+    res = subprocess.run([ansible_bin("ansible-inventory"), "-i", str(inventory), "--list", *limit],
+                         cwd=TOP, text=True, capture_output=True, check=True,
+                         env=dict(os.environ, ANSIBLE_CONFIG=str(TOP / "ansible.cfg")))
+    data = json.loads(res.stdout)
+    return {h for g, v in data.items() if g != "_meta" for h in v.get("hosts", [])}
+
+
+def converge_twice(playbook, inventory, *args, resume: bool = False, hosts: set[str] | None = None,
+                   **kw) -> tuple[PlaybookRun, PlaybookRun]:
+    """Converge, converge again; the second run must change nothing and fail nowhere, and both
+    must have gone through every targeted host (hosts: by default the inventory's, narrowed by
+    --limit), so a host that silently dropped out cannot pass for converged.
 
     By default the install journal's resume is off (tke_resume=false), so the second run really
     runs every task again instead of skipping phases the journal has done: that is what proves
-    the roles idempotent. Resume itself is tested in test_install_orchestration.py.
+    the roles idempotent. Resume itself is tested in test_install_e2e.py (after a failing hook) and
+    test_install_orchestration.py (phases done, inputs changed).
     """
+    want = set(hosts) if hosts is not None else inventory_hosts(inventory, *args)
     if not resume:
         args = (*args, *NO_RESUME)
     first = run_playbook(playbook, inventory, *args, **kw)
     assert first.rc == 0, first.explain()
     second = run_playbook(playbook, inventory, *args, **kw)
     assert second.rc == 0, second.explain()
-    assert second.stats, second.explain()
+    for run in (first, second):
+        missing = want - set(run.stats)
+        assert not missing, f"hosts missing from the PLAY RECAP: {sorted(missing)}\n" + run.explain()
     assert second.changed_hosts() == {}, "second run changed something:\n" + second.explain()
     return first, second

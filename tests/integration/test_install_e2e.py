@@ -10,6 +10,7 @@ The run order is an operator's day: the first install stops at a broken post-clu
 after the fix a re-run resumes there; a re-converge with the journal off changes nothing on any
 host; the default re-run skips every phase; --skip-tags registry leaves the registry alone.
 """
+import base64
 import json
 import re
 from pathlib import Path
@@ -24,8 +25,11 @@ from harness.playbook import NO_RESUME, TOP, run_playbook
 
 INSTALL = TOP / "install.yml"
 PHASES = ["precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
-HEALTH = ("import ssl,urllib.request;c=ssl.create_default_context(cafile='/etc/kubernetes/pki/ca.crt');"
-          "print(urllib.request.urlopen('https://{addr}:6443/healthz',context=c,timeout=5).read().decode())")
+# what the API server behind an address holds about this install: kube-public/cluster-info (read
+# anonymously, as kubeadm's discovery does), over TLS verified with the site's CA and the address
+CLUSTER_INFO = ("import json,ssl,urllib.request;c=ssl.create_default_context(cafile='/etc/kubernetes/pki/ca.crt');"
+                "r=urllib.request.urlopen('https://{addr}:6443/api/v1/namespaces/kube-public/configmaps/cluster-info',"
+                "context=c,timeout=5);print(json.load(r)['data']['kubeconfig'])")
 
 HOOK_TASK = re.compile(r"TASK \[offline_pot\.tke\.tke : (Run the hook playbook|Hook (before|after) the phase)\]")
 
@@ -103,10 +107,14 @@ def test_the_site_works(testhosts, site, installed):
     assert not th.ssh("h2", f"ip -o -4 addr show to {vip(th)}/32").stdout.strip()
     for h in ("h1", "h2"):
         assert th.ssh(h, "systemctl is-active keepalived").stdout.strip() == "active", h
-    # the API answers through the VIP and through the API domain, with the site's CA, from the worker
+    # the API answers through the VIP and through the API domain, with the site's CA, from the
+    # worker, and it is this install's: cluster-info names the control-plane endpoint and carries
+    # the CA of the first master (written by kubeadm's bootstrap-token phase there)
+    ca_b64 = base64.b64encode(th.ssh("h1", "cat /etc/kubernetes/pki/ca.crt").stdout.encode()).decode()
     for addr in (vip(th), "api.tke.com"):
-        out = th.ssh("h3", "python3 -c " + json.dumps(HEALTH.format(addr=addr))).stdout.strip()
-        assert out == "ok", addr
+        kubeconfig = yaml.safe_load(th.ssh("h3", "python3 -c " + json.dumps(CLUSTER_INFO.format(addr=addr))).stdout)
+        cluster = kubeconfig["clusters"][0]["cluster"]
+        assert (cluster["server"], cluster["certificate-authority-data"]) == ("https://api.tke.com:6443", ca_b64), addr
     assert "server: https://api.tke.com:6443" in th.ssh("h3", "cat /etc/kubernetes/kubelet.conf").stdout
     # real etcd with mutual TLS, the registry, containerd; the kubelets run
     assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd kubelet").stdout.split() == ["active"] * 4

@@ -1,6 +1,7 @@
 """The validate phase on the controller: every bad inventory under tests/inventories/bad is
 rejected with exactly the problems its `# expect:` lines name, and no host is contacted; the
-sample inventories pass and render a tke.json the schema accepts, idempotently, never printed.
+sample inventories pass and render a tke.json that holds only the fields our own schema
+(schemas/tke.schema.json: what we emit, not TKEStack's validation) pins, idempotently, never printed.
 
 No test hosts are needed. "No host contacted" is proven, not assumed: every SSH or paramiko
 connection attempt goes through a ProxyCommand that leaves a marker file and fails (so no

@@ -1,0 +1,31 @@
+"""kubeadm v1.31 as the double mirrors it: what differs from v1.30 (cli_v1_30.py holds the rest).
+
+Sources (facts read, not code copied):
+- reference page "kubeadm init phase certs sa" updated for v1.31: --cert-dir, --config, --dry-run,
+  --kubernetes-version (the sa key follows ClusterConfiguration.encryptionAlgorithm, so it reads
+  the configuration).
+- "join phase control-plane-join update-status" removed in v1.31 (deprecated in v1.30).
+- configuration: cmd/kubeadm/app/apis/kubeadm/v1beta4 registered in v1.31 next to v1beta3, which
+  is deprecated (cmd/kubeadm/app/util/config/common.go validateSupportedVersion warns
+  "your configuration file uses a deprecated API spec").
+- feature gates (cmd/kubeadm/app/features/features.go, v1.31; godocs for the v1.31-v1.33 line):
+  ControlPlaneKubeletLocalMode is new (alpha in v1.31), UpgradeAddonsBeforeControlPlane is gone,
+  PublicKeysECDSA stays Deprecated (refused by Supports()).
+- constants.MinimumControlPlaneVersion is v1.30.0.
+- cmd/kubeadm/app/preflight/checks.go of the v1beta4 era (ImagePullSerial): RunChecks writes the
+  report to stderr and returns "preflight checks failed".
+- validation.go of that era: isAllowedFlag also accepts "yes" with --config.
+"""
+from cli_v1_30 import (BOOL_FLAGS, GLOBAL, INIT as _INIT, JOIN as _JOIN, JOIN_NO_ARGS, MIX_ALLOWED as _MIX,  # noqa: F401
+                       TOKEN)
+
+VERSION = "v1.31.1"
+MIX_ALLOWED = _MIX | {"yes"}
+INIT = {**_INIT, "certs sa": {"cert-dir", "config", "dry-run", "kubernetes-version"}}
+JOIN = {k: v for k, v in _JOIN.items() if k != "control-plane-join update-status"}
+KUBEADM_APIS = {"kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta4"}
+DEPRECATED_APIS = {"kubeadm.k8s.io/v1beta3"}
+MIN_CONTROL_PLANE = (1, 30)
+FEATURE_GATES = {"RootlessControlPlane", "EtcdLearnerMode", "WaitForAllControlPlaneComponents",
+                 "ControlPlaneKubeletLocalMode"}
+PREFLIGHT_REPORT_IN_ERROR = False
