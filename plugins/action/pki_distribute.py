@@ -28,7 +28,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("pki_dir and files (a list) are required")
         # check mode: sources the authority would re-issue count as changes (their new bytes are unknown)
         would_change = set(args.get("pending_sources") or []) if self._task.check_mode else set()
-        payload, pending = [], []
+        payload, pending, contents = [], [], {}
         for f in files:
             try:
                 src, dest, mode = f["src"], f["dest"], str(f["mode"])
@@ -48,11 +48,12 @@ class ActionModule(ActionBase):
                     pending.append(dest)      # not issued yet: in check mode it would be written
                     continue
                 raise AnsibleActionFail(f"{path} does not exist: run offline_pot.tke.k8s_pki first")
-            payload.append({"path": dest, "content": content, "mode": mode})
+            payload.append({"path": dest, "mode": mode})
+            contents[dest] = content
         if not payload:
             result.update(changed=bool(pending), changed_files=pending, files={d: "pending" for d in pending})
             return result
-        res = self._execute_module(module_name="offline_pot.tke.pki_files", module_args={"files": payload},
+        res = self._execute_module(module_name="offline_pot.tke.pki_files", module_args={"files": payload, "contents": contents},
                                    task_vars=task_vars)
         res.pop("invocation", None)
         if pending and not res.get("failed"):
