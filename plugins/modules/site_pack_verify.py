@@ -13,7 +13,7 @@ version_added: 0.1.0
 description:
   - Takes a pack as an archive (unpacked once into O(unpack_dir)) or as an unpacked directory.
     Before anything else it checks the signature C(manifest.json.sig) of C(manifest.json) against
-    O(pubkey) (Ed25519): an unsigned pack, or one without a public key to check it against, is
+    O(pubkey) (Ed25519) - an unsigned pack, or one without a public key to check it against, is
     refused unless O(allow_unsigned); a signature that does not match is always refused. Then it
     checks every file C(manifest.json) lists (size, then sha256).
   - Fails listing every missing, truncated or altered file by its path; the offline phase runs it

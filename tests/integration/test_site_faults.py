@@ -15,7 +15,6 @@ manifest's certificate; etcd is external on h1 (real etcd), the registry on h1.
 from __future__ import annotations
 
 import base64
-import json
 import re
 import shlex
 import ssl
@@ -137,6 +136,13 @@ for root in ("/etc", "/var/lib", "/var/log", "/root", "/home", "/opt", "/srv", "
 """
 
 
+def ssh_bytes(th, h, command, stdin=b""):
+    res = subprocess.run(["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                          "-o", "BatchMode=yes", f"root@{th.ip(h)}", command],
+                         input=stdin, capture_output=True, timeout=300, check=True)
+    return res.stdout
+
+
 def test_no_secret_in_logs_output_or_world_readable_files(testhosts, site, installed):
     th = testhosts
     secrets = site_secrets(th, site)
@@ -148,17 +154,14 @@ def test_no_secret_in_logs_output_or_world_readable_files(testhosts, site, insta
                 found.append(f"controller output of the {run_name} run: {name}")
     for h in MASTERS:
         # the journal of every unit (module invocations are logged there), then all of /var/log
-        logs = th.ssh(h, "journalctl -o cat --no-pager -q; "
-                         "grep -rash --exclude-dir=journal . /var/log", timeout=300).stdout
+        logs = ssh_bytes(th, h, "journalctl -o cat --no-pager -q; grep -rash --exclude-dir=journal . /var/log")
+        logs = logs.decode(errors="replace")
         assert "Invoked with" in logs, f"{h}: no module invocation in the journal (is it read?)"
         for name, value in secrets.items():
             if value in logs:
                 found.append(f"{h} journal or /var/log: {name}")
-        res = subprocess.run(
-            ["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-             "-o", "BatchMode=yes", f"root@{th.ip(h)}", "python3 -c " + shlex.quote(WORLD_READABLE)],
-            input="\n".join(values) + "\n", text=True, capture_output=True, timeout=300, check=True)
-        for line in res.stdout.splitlines():
+        res = ssh_bytes(th, h, "python3 -c " + shlex.quote(WORLD_READABLE), ("\n".join(values) + "\n").encode())
+        for line in res.decode().splitlines():
             i, path = line.split(" ", 1)
             found.append(f"{h}: world-readable {path}: {names[int(i)]}")
     print(f"{len(secrets)} secrets looked for")
@@ -259,7 +262,7 @@ class Watcher(threading.Thread):
 
 def apiserver(th, h) -> tuple[str, str]:
     """(pid of the kube-apiserver, sha256 of its certificate) on a master."""
-    out = th.ssh(h, "pidof kube-apiserver; sha256sum /etc/kubernetes/pki/apiserver.crt").stdout.split()
+    out = th.ssh(h, "pgrep -x kube-apiserver; sha256sum /etc/kubernetes/pki/apiserver.crt").stdout.split()
     return out[0], out[1]
 
 
