@@ -95,13 +95,15 @@ def main() -> None:
     # the two packs: with pre-seeded storage, and without (the baseline ships image tarballs)
     t = time.time()
     check(run_playbook(TOP / "playbooks/site_pack.yml", local, "-e", f"pack_spec={spec_path}",
-                       "-e", f"pack_output_dir={work / 'out-preseed'}", "-e", f"pack_cache_dir={work / 'cache'}"), "build")
+                       "-e", f"pack_output_dir={work / 'out-preseed'}", "-e", f"pack_cache_dir={work / 'cache'}",
+                       "-e", f"pack_signing_key={fixture_pack.signing_key()}"), "build")
     build_s = time.time() - t
     nospec = dict(spec, images=[])
     nospec_path = work / f"spec-noimages-{args.image_mb}.yml"
     nospec_path.write_text(yaml.safe_dump(nospec))
     check(run_playbook(TOP / "playbooks/site_pack.yml", local, "-e", f"pack_spec={nospec_path}",
-                       "-e", f"pack_output_dir={work / 'out-push'}", "-e", f"pack_cache_dir={work / 'cache'}"), "build")
+                       "-e", f"pack_output_dir={work / 'out-push'}", "-e", f"pack_cache_dir={work / 'cache'}",
+                       "-e", f"pack_signing_key={fixture_pack.signing_key()}"), "build")
     tarballs = work / f"image-tarballs-{args.image_mb}"
     if not tarballs.exists():
         tarballs.mkdir()

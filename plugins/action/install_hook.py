@@ -20,6 +20,7 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import (
     read_text, sync_tke_json_step, utc_now, write_private)
 
@@ -78,7 +79,7 @@ class ActionModule(ActionModuleBase):
         if use_journal:
             journal = ij.load(read_text(journal_path))
             force = ij.parse_phase_list(self._templar.template(task_vars.get("force_phases")), "force_phases")
-            resume = task_vars.get("tke_resume", True)
+            resume = inventory_model.tke_setting("tke_resume", self._templar.template(task_vars.get("tke_resume", True)))
             if not ij.decide(journal, phase, fp, force=force, resume=resume)["run"]:
                 return dict(result, skipped=True, changed=False, hook=path,
                             msg=f"hook {name}: done {journal['phases'][phase]['controller']['done_at']}, unchanged")

@@ -29,7 +29,7 @@ class ActionModule(ActionModuleBase):
         pki_dir = os.path.abspath(args["pki_dir"])
         # check mode: sources the authority would re-issue count as changes (their new bytes are unknown)
         would_change = set(args["pending_sources"]) if self._task.check_mode else set()
-        payload, pending = [], []
+        payload, pending, contents = [], [], {}
         for f in args["files"]:
             src, dest, mode = f["src"], f["dest"], f["mode"]
             if src in would_change:
@@ -46,11 +46,12 @@ class ActionModule(ActionModuleBase):
                     pending.append(dest)      # not issued yet: in check mode it would be written
                     continue
                 raise AnsibleActionFail(f"{path} does not exist: run offline_pot.tke.k8s_pki first")
-            payload.append({"path": dest, "content": content, "mode": mode})
+            payload.append({"path": dest, "mode": mode})
+            contents[dest] = content
         if not payload:
             result.update(changed=bool(pending), changed_files=pending, files={d: "pending" for d in pending})
             return result
-        res = self._execute_module(module_name="offline_pot.tke.pki_files", module_args={"files": payload},
+        res = self._execute_module(module_name="offline_pot.tke.pki_files", module_args={"files": payload, "contents": contents},
                                    task_vars=task_vars)
         res.pop("invocation", None)
         if pending and not res.get("failed"):

@@ -16,6 +16,8 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
+# the manifest's signature (module_utils/pack_signature.py): next to it, never listed in it
+SIGNATURE_NAME = "manifest.json.sig"
 CHUNK = 1 << 20
 
 
@@ -27,7 +29,7 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def walk_files(root: str, exclude=(MANIFEST_NAME,)) -> list[str]:
+def walk_files(root: str, exclude=(MANIFEST_NAME, SIGNATURE_NAME)) -> list[str]:
     """Every regular file under root as a sorted list of '/'-separated relative paths."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -90,7 +92,7 @@ def check_manifest(manifest) -> list[str]:
             errors.append(f"files[{i}] needs path, size and sha256")
             continue
         p = f["path"]
-        if p.startswith("/") or ".." in p.split("/") or p == MANIFEST_NAME:
+        if p.startswith("/") or ".." in p.split("/") or p in (MANIFEST_NAME, SIGNATURE_NAME):
             errors.append(f"files[{i}]: path {p!r} is not a relative path inside the pack")
     return errors
 

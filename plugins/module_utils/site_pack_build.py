@@ -45,7 +45,7 @@ def _same_file(a: str, b: str) -> bool:
 
 class Builder:
     def __init__(self, spec: dict, output_dir: str, cache_dir: str, run, which,
-                 compression: str = "auto", archive: bool = True):
+                 compression: str = "auto", archive: bool = True, sign=None):
         self.spec = spec
         self.name = str(spec["name"])
         self.version = str(spec["version"])
@@ -56,6 +56,8 @@ class Builder:
         self.which = which
         self.compression = compression
         self.make_archive = archive
+        # sign(stage) -> bool: signs the written manifest (pack_signature.sign_pack), True if changed
+        self.sign = sign
         self.keep: set[str] = set()      # pack-relative paths this build produced
         self.changed: list[str] = []     # what changed, for the result
         self.contents: dict = {"os_packages": {"deb": [], "rpm": []}, "binaries": [], "images": [],
@@ -284,7 +286,7 @@ class Builder:
 
     # --- whole build -----------------------------------------------------------------------
     def prune(self) -> None:
-        for rel in pm.walk_files(self.stage, exclude=(pm.MANIFEST_NAME,)):
+        for rel in pm.walk_files(self.stage):
             if rel not in self.keep:
                 os.unlink(os.path.join(self.stage, rel))
                 self.changed.append(f"removed {rel}")
@@ -315,7 +317,9 @@ class Builder:
         ext = {"zstd": ".tar.zst", "gzip": ".tar.gz", "none": ".tar"}[comp]
         path = os.path.join(self.out, f"{self.name}-{self.version}{ext}")
         stamp = path + ".manifest-sha256"
-        msha = pm.sha256_file(os.path.join(self.stage, pm.MANIFEST_NAME))
+        # the manifest and its signature (a pack re-signed with another key is archived again)
+        msha = "".join(pm.sha256_file(os.path.join(self.stage, n)) for n in (pm.MANIFEST_NAME, pm.SIGNATURE_NAME)
+                       if os.path.exists(os.path.join(self.stage, n)))
         try:
             with open(stamp) as f:
                 if f.read().strip() == msha and os.path.exists(path):
@@ -344,6 +348,8 @@ class Builder:
         self.controller()
         self.prune()
         m = self.manifest()
+        if self.sign and self.sign(self.stage):
+            self.changed.append(pm.SIGNATURE_NAME)
         path = self.archive()
         return {"changed": bool(self.changed), "changes": self.changed, "pack_dir": self.stage,
                 "archive": path, "contents": m["contents"], "files": len(m["files"]),

@@ -28,7 +28,7 @@ attributes:
     support: full
 options:
   files:
-    description: The files to write.
+    description: The files to write (paths and modes; their contents are in I(contents)).
     type: list
     elements: dict
     required: true
@@ -37,14 +37,18 @@ options:
         description: Absolute path on the host.
         type: path
         required: true
-      content:
-        description: The file's content (not logged).
-        type: str
-        required: true
       mode:
         description: File mode, for example C("0600").
         type: str
         required: true
+  contents:
+    description:
+      - The content of each file of I(files), by path. The whole option is C(no_log), so the
+        invocation Ansible logs to the host's journal shows no key. (A C(no_log) sub-option inside
+        a list is not enough - Ansible logs the list as one string whose escaped newlines no longer
+        match the secret - and C(no_log) on I(files) would mask the paths in the result as well.)
+    type: dict
+    required: true
 """
 
 EXAMPLES = r"""
@@ -52,8 +56,9 @@ EXAMPLES = r"""
   offline_pot.tke.pki_files:
     files:
       - path: /etc/tke/pki/ca.crt
-        content: "{{ lookup('ansible.builtin.file', 'pki/ca.crt') }}\n"
         mode: "0644"
+    contents:
+      /etc/tke/pki/ca.crt: "{{ lookup('ansible.builtin.file', 'pki/ca.crt') }}\n"
 """
 
 RETURN = r"""
@@ -101,10 +106,11 @@ def digest(data):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=dict(
-            path=dict(type="path", required=True),
-            content=dict(type="str", required=True, no_log=True),
-            mode=dict(type="str", required=True)))),
+        argument_spec=dict(
+            files=dict(type="list", elements="dict", required=True, options=dict(
+                path=dict(type="path", required=True),
+                mode=dict(type="str", required=True))),
+            contents=dict(type="dict", required=True, no_log=True)),
         supports_check_mode=True,
     )
     states, changed, before, after = {}, [], [], []
@@ -116,7 +122,9 @@ def main():
             mode = int(f["mode"], 8)
         except ValueError:
             module.fail_json(msg=f"{path}: mode {f['mode']!r} is not an octal mode")
-        data = f["content"].encode()
+        if not isinstance(module.params["contents"].get(path), str):
+            module.fail_json(msg=f"{path}: no content in contents")
+        data = module.params["contents"][path].encode()
         state, old = state_of(path, data, mode)
         states[path] = state
         if state == "same":

@@ -52,6 +52,14 @@ options:
     type: str
     choices: [auto, zstd, gzip, none]
     default: auto
+  signing_key:
+    description:
+      - The site owner's Ed25519 private key (PEM, unencrypted; C(openssl genpkey -algorithm ed25519)).
+        The build signs C(manifest.json) with it into C(manifest.json.sig), which
+        M(offline_pot.tke.site_pack_verify) checks against the inventory's C(tke_site_pack_pubkey)
+        before anything else. Without it the pack is unsigned, and a site refuses it unless
+        C(tke_site_pack_allow_unsigned) is true.
+    type: path
 """
 
 EXAMPLES = r"""
@@ -95,7 +103,7 @@ import shutil
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build, site_pack_spec
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature, site_pack_build, site_pack_spec
 
 
 def main():
@@ -106,6 +114,7 @@ def main():
             cache_dir=dict(type="path", required=True),
             archive=dict(type="bool", default=True),
             compression=dict(type="str", choices=["auto", "zstd", "gzip", "none"], default="auto"),
+            signing_key=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -121,11 +130,18 @@ def main():
         return module.run_command(argv, cwd=cwd)
 
     os.makedirs(p["output_dir"], exist_ok=True)
+    if p["signing_key"] and not os.path.isfile(p["signing_key"]):
+        module.fail_json(msg=f"signing_key: {p['signing_key']} is not a file")
+
+    def sign(stage):
+        return pack_signature.sign_pack(stage, p["signing_key"])
+
     builder = site_pack_build.Builder(p["spec"], p["output_dir"], p["cache_dir"], run,
-                                      shutil.which, p["compression"], p["archive"])
+                                      shutil.which, p["compression"], p["archive"],
+                                      sign=sign if p["signing_key"] else None)
     try:
         result = builder.build()
-    except site_pack_build.BuildError as e:
+    except (site_pack_build.BuildError, pack_signature.SignatureError) as e:
         module.fail_json(msg=str(e))
     module.exit_json(**result)
 

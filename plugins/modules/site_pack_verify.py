@@ -11,8 +11,11 @@ module: site_pack_verify
 short_description: Check every file of an offline site pack against its manifest
 version_added: 0.1.0
 description:
-  - Takes a pack as an archive (unpacked once into O(unpack_dir)) or as an unpacked directory,
-    and checks every file C(manifest.json) lists (size, then sha256).
+  - Takes a pack as an archive (unpacked once into O(unpack_dir)) or as an unpacked directory.
+    Before anything else it checks the signature C(manifest.json.sig) of C(manifest.json) against
+    O(pubkey) (Ed25519) - an unsigned pack, or one without a public key to check it against, is
+    refused unless O(allow_unsigned); a signature that does not match is always refused. Then it
+    checks every file C(manifest.json) lists (size, then sha256).
   - Fails listing every missing, truncated or altered file by its path; the offline phase runs it
     on the controller before any host is touched.
   - Returns the manifest, which the offline phase uses to decide what each host receives.
@@ -36,6 +39,16 @@ options:
     description: Where an archive is unpacked (a directory <name>-<version>/ appears in it).
     type: path
     required: true
+  pubkey:
+    description: The site owner's Ed25519 public key (PEM; the inventory's C(tke_site_pack_pubkey)).
+    type: str
+    default: ""
+  allow_unsigned:
+    description:
+      - Let an unsigned pack (or any pack, when O(pubkey) is empty) through, with a warning
+        (C(tke_site_pack_allow_unsigned)). A pack whose signature does not match is refused anyway.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -49,6 +62,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+signature:
+  description: C(signed), or why the pack is unverified when O(allow_unsigned) let it through.
+  returned: success
+  type: str
 pack_dir:
   description: The unpacked pack that was verified.
   returned: always
@@ -72,6 +89,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
 
 
 def unpack(module, archive: str, unpack_dir: str) -> tuple[str, bool]:
@@ -110,7 +128,8 @@ def unpack(module, archive: str, unpack_dir: str) -> tuple[str, bool]:
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(pack=dict(type="path", required=True), unpack_dir=dict(type="path", required=True)),
+        argument_spec=dict(pack=dict(type="path", required=True), unpack_dir=dict(type="path", required=True),
+                           pubkey=dict(type="str", default=""), allow_unsigned=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     pack = module.params["pack"]
@@ -120,6 +139,14 @@ def main():
     pack_dir = pack
     if os.path.isfile(pack):
         pack_dir, changed = unpack(module, pack, module.params["unpack_dir"])
+    try:
+        signature = pack_signature.check_pack(pack_dir, module.params["pubkey"], module.params["allow_unsigned"])
+    except FileNotFoundError as e:
+        module.fail_json(msg=f"the site pack {pack_dir}: {e.filename} is missing", pack_dir=pack_dir)
+    except pack_signature.SignatureError as e:
+        module.fail_json(msg=f"the site pack {pack_dir} is refused: {e}", pack_dir=pack_dir, signature="refused")
+    if signature != "signed":
+        module.warn(f"installing an unverified site pack: {signature} (tke_site_pack_allow_unsigned is true)")
     try:
         with open(os.path.join(pack_dir, pm.MANIFEST_NAME)) as f:
             manifest = json.load(f)
@@ -135,7 +162,7 @@ def main():
         module.fail_json(msg=f"the site pack {pack_dir} does not match its manifest: " + "; ".join(lines),
                          problems=lines, pack_dir=pack_dir)
     # unpacking on the controller is bookkeeping, not a change to any host
-    module.exit_json(changed=changed, pack_dir=pack_dir, manifest=manifest)
+    module.exit_json(changed=changed, pack_dir=pack_dir, manifest=manifest, signature=signature)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ access) and the cluster-wide tke_* settings of the running play. No host is cont
 """
 from __future__ import annotations
 
+import functools
 import os
 
 import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "roles")
 GROUPS = ("masters", "workers", "etcd", "registry")
@@ -19,11 +21,30 @@ GROUPS = ("masters", "workers", "etcd", "registry")
 ADDRESS_VARS = ("ansible_host", "ansible_ssh_host")
 
 
+def typed(values, options):
+    """values with each one an argument spec (options) knows converted to the spec's type by
+    Ansible's own type checkers, as a module's parameters are: an extra variable given as
+    -e key=value arrives as a string ("false", "6443", "a,b"). A value that does not convert,
+    and a name the spec does not know, stay as given (the validation reports them)."""
+    known = {k: v for k, v in values.items() if k in options}
+    out = dict(values)
+    if known:
+        result = ArgumentSpecValidator({k: options[k] for k in known}).validate(known)
+        out.update({k: result.validated_parameters[k] for k in known if k in result.validated_parameters})
+    return out
+
+
+def tke_setting(name, value):
+    """One cluster-wide tke_* setting typed by the tke role's argument spec (for example
+    tke_resume=false from the command line -> False)."""
+    return typed({name: value}, role_specs().get("tke", {}))[name]
+
+
 def cluster_settings(task_vars, templar):
     """Every tke_* variable the play sees (role defaults of offline_pot.tke.tke plus the
-    inventory), templated."""
+    inventory and the extra variables), templated and typed by the tke role's argument spec."""
     names = sorted(k for k in task_vars if k.startswith("tke_"))
-    return {k: templar.template(task_vars[k]) for k in names}
+    return typed({k: templar.template(task_vars[k]) for k in names}, role_specs().get("tke", {}))
 
 
 def _get(hostvars, key, default=None):
@@ -56,8 +77,10 @@ def build(task_vars, templar):
     return {"groups": groups, "hosts": hosts, "settings": cluster_settings(task_vars, templar)}
 
 
+@functools.lru_cache(maxsize=1)
 def role_specs():
-    """{role: {option: spec}} from every role's meta/argument_specs.yml (entry point main)."""
+    """{role: {option: spec}} from every role's meta/argument_specs.yml (entry point main).
+    Read once per controller process; callers must not change it."""
     specs = {}
     for role in sorted(os.listdir(ROLES_DIR)):
         path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")

@@ -15,6 +15,7 @@ import ipaddress
 import re
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal, tke_rules
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
 
 # Phases of playbooks/install.yml, in order (tke_skip_phases must name these): the journal's list.
 PHASES = install_journal.USER_PHASES
@@ -96,7 +97,25 @@ def check(model):
     out += _check_ha(s, groups, ips, master_ips)
     out += _check_networks(s, ips, master_ips)
     out += _check_names_and_versions(s)
+    out += _check_site_pack(s)
     return out
+
+
+def _check_site_pack(s):
+    """A site pack is installed only when its signature can be checked (or that is waived)."""
+    if not s.get("tke_site_pack"):
+        return []
+    pubkey = s.get("tke_site_pack_pubkey") or ""
+    if not pubkey:
+        if s.get("tke_site_pack_allow_unsigned") is True:
+            return []
+        return [problem("all", "tke_site_pack_pubkey", "not set: the site pack's signature cannot be checked "
+                        "(give the site owner's Ed25519 public key, PEM; or set tke_site_pack_allow_unsigned: true)")]
+    try:
+        pack_signature.public_key(pubkey)
+    except pack_signature.SignatureError as exc:
+        return [problem("all", "tke_site_pack_pubkey", str(exc))]
+    return []
 
 
 def _check_groups(groups, hosts):

@@ -217,13 +217,41 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     return spec_path
 
 
+# The test site owner's Ed25519 key: the fixture pack is signed with it, and every test inventory
+# (testhosts.write_inventory) carries its public key as tke_site_pack_pubkey. Made once per
+# checkout (never committed).
+SIGNING_KEY = TOP / ".cache" / "fixture-pack" / "site-pack-test.key"
+
+
+def signing_key() -> Path:
+    if not SIGNING_KEY.is_file():
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+        SIGNING_KEY.parent.mkdir(parents=True, exist_ok=True)
+        pem = ed25519.Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        tmp = SIGNING_KEY.with_suffix(".tmp")
+        tmp.write_bytes(pem)
+        tmp.chmod(0o600)
+        os.replace(tmp, SIGNING_KEY)
+        SIGNING_KEY.with_suffix(".pub").write_text(public_key_pem())   # (the sandbox inventory reads it)
+    return SIGNING_KEY
+
+
+def public_key_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    key = serialization.load_pem_private_key(signing_key().read_bytes(), password=None)
+    return key.public_key().public_bytes(serialization.Encoding.PEM,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
 def ensure_pack(cache: Path, repo: Path | None) -> Path:
     """The fixture site pack, built under cache (packs/fixture-1.0.0, its inputs in pack-inputs)
     and reused while this recipe and the pack format's code are unchanged (cache/recipe holds
     their hash; another hash builds inputs and pack anew)."""
     from harness.playbook import run_playbook
     recipe = [Path(__file__), *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
-    key = hashlib.sha256(b"".join(f.read_bytes() for f in recipe)).hexdigest()[:12]
+    key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"
     if (pack / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == key:
@@ -236,7 +264,8 @@ def ensure_pack(cache: Path, repo: Path | None) -> Path:
     local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
     run = run_playbook(TOP / "playbooks" / "site_pack.yml", local, "-e", f"pack_spec={spec}",
-                       "-e", f"pack_output_dir={out}", "-e", f"pack_cache_dir={cache / 'pack-cache'}")
+                       "-e", f"pack_output_dir={out}", "-e", f"pack_cache_dir={cache / 'pack-cache'}",
+                       "-e", f"pack_signing_key={signing_key()}")
     if run.rc != 0:
         raise RuntimeError("the fixture site pack did not build:\n" + run.explain())
     stamp.write_text(key)

@@ -117,8 +117,10 @@ class TestHosts:
                      for h in hosts}
         # the validate phase (always run) wants a platform admin password of 8+ characters; the
         # hosts share this machine's disk, whose fsync p99 is not an etcd disk's (precheck's 10 ms)
+        # the fixture site pack is signed by the test site owner's key (fixture_pack.signing_key)
+        from harness.fixture_pack import public_key_pem
         group_vars = {"tke_admin_password": "test-admin-password", "precheck_max_fsync_ms": 200,
-                      **(group_vars or {})}
+                      "tke_site_pack_pubkey": public_key_pem(), **(group_vars or {})}
         inv = {"all": {"hosts": all_hosts, "vars": group_vars,
                        "children": {g: {"hosts": {h: None for h in members}}
                                     for g, members in groups.items()}}}

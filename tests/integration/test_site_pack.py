@@ -48,7 +48,8 @@ def local_inventory(tmp_path_factory):
 def built(spec, local_inventory, tmp_path_factory):
     out = tmp_path_factory.mktemp("packs")
     first, second = converge_twice(BUILD, local_inventory, "-e", f"pack_spec={spec}", "-e", f"pack_output_dir={out}",
-                                   "-e", f"pack_cache_dir={CACHE / 'cache'}")
+                                   "-e", f"pack_cache_dir={CACHE / 'cache'}",
+                                   "-e", f"pack_signing_key={fixture_pack.signing_key()}")
     pack_dir = out / "fixture-1.0.0"
     return {"dir": pack_dir, "archive": out / "fixture-1.0.0.tar.zst", "first": first}
 
@@ -123,6 +124,43 @@ def test_tampered_pack_is_refused_before_any_host_changes(testhosts, built, tls,
         res = testhosts.ssh(h, "ls /opt/tke/pack /etc/apt/sources.list.d/tke-site-pack.list /usr/local/bin/containerd",
                             check=False)
         assert res.returncode != 0 and "No such file" in res.stderr, (h, res.stdout)
+
+
+def assert_no_host_changed(testhosts, run):
+    assert re.findall(r"^changed: ", run.output.split("PLAY [Phase offline", 1)[1], re.M) == [], run.explain()
+    for h in testhosts.names:
+        res = testhosts.ssh(h, "ls /opt/tke/pack /usr/local/bin/runc", check=False)
+        assert res.returncode != 0 and "No such file" in res.stderr, (h, res.stdout)
+
+
+def test_a_rewritten_pack_is_refused_by_its_signature(testhosts, built, tls, tmp_path):
+    """bin/runc replaced and its manifest entry edited to match: the manifest alone passes, the
+    signature does not; an unsigned pack is refused naming why, unless explicitly allowed."""
+    assert (built["dir"] / "manifest.json.sig").is_file()
+    tampered = tmp_path / "tampered"
+    shutil.copytree(built["dir"], tampered, copy_function=os.link)
+    runc = tampered / "bin" / "runc"
+    data = runc.read_bytes() + b"\n# not the runc the site owner packed\n"
+    runc.unlink()
+    runc.write_bytes(data)
+    manifest = json.loads((tampered / "manifest.json").read_text())
+    for f in manifest["files"]:
+        if f["path"] == "bin/runc":
+            f.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (tampered / "manifest.json").unlink()
+    (tampered / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    inv = inventory(testhosts, tmp_path / "hosts.yml", tampered, tls)
+    run = run_playbook(INSTALL, inv, *PHASES)
+    assert run.rc != 0, run.explain()
+    assert "is refused: manifest.json.sig does not match manifest.json and tke_site_pack_pubkey" in run.output, \
+        run.explain()
+    assert_no_host_changed(testhosts, run)
+    # unsigned: refused, saying why and how to allow it
+    (tampered / "manifest.json.sig").unlink()
+    run = run_playbook(INSTALL, inv, *PHASES)
+    assert run.rc != 0 and "is not signed (no manifest.json.sig)" in run.output \
+        and "tke_site_pack_allow_unsigned" in run.output, run.explain()
+    assert_no_host_changed(testhosts, run)
 
 
 def test_install_pack_then_pull_and_run_from_preseeded_registry(testhosts, built, tls, tmp_path):

@@ -129,3 +129,34 @@ def test_sample_inventory_validates_and_renders_tke_json(sample, tmp_path):
     third = run_playbook(PLAY, dst / "hosts.yml", *args, env=env)
     assert third.rc == 0 and json.loads(tke_json.read_text())["step"] == 7, third.explain()
     assert not marker.exists(), "a host was contacted"
+
+
+def copy_sample(sample: str, tmp_path: Path) -> Path:
+    src, dst = TOP / "inventories" / sample, tmp_path / sample
+    for f in src.rglob("*.yml"):
+        (dst / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+        (dst / f.relative_to(src)).write_text(f.read_text())
+    return dst / "hosts.yml"
+
+
+# -e key=value gives every value as a string; the validation types it by the argument spec
+EXTRA_VARS = {"bool": "tke_resume=false", "int": "tke_api_port=6443", "int-max-pods": "tke_max_pods=256",
+              "list": "tke_skip_phases=precheck,nodes", "str": "tke_cluster_name=site-b"}
+
+
+@pytest.mark.parametrize("extra", list(EXTRA_VARS.values()), ids=list(EXTRA_VARS))
+def test_plain_extra_vars_are_typed_by_the_argument_specs(extra, tmp_path):
+    marker = tmp_path / "contacted"
+    run = run_playbook(PLAY, copy_sample("ha-keepalived", tmp_path), "--tags", "validate", "-e", extra,
+                       "--vault-password-file", str(VAULT), env=guarded_env(marker, minimal=False))
+    assert run.rc == 0, run.explain()
+    assert not marker.exists(), "a host was contacted"
+
+
+def test_a_plain_extra_var_of_the_wrong_type_is_refused_by_name(tmp_path):
+    marker = tmp_path / "contacted"
+    run = run_playbook(PLAY, copy_sample("ha-keepalived", tmp_path), "--tags", "validate", "-e", "tke_max_pods=many",
+                       "--vault-password-file", str(VAULT), env=guarded_env(marker))
+    assert run.rc != 0, run.explain()
+    assert any("tke_max_pods" in p and "int" in p for p in problems_of(run.output)), run.explain()
+    assert not marker.exists()

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
 from ansible.parsing.dataloader import DataLoader
 from ansible.parsing.vault import VaultSecret, VaultSecretsContext
 from ansible.inventory.manager import InventoryManager
@@ -19,6 +21,10 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_m
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_rules as r
 
 TOP = Path(__file__).resolve().parents[4]
+# the sandbox's key file is made by its first pack build, and a bare Templar has no lookup plugins:
+# the pack's public key is no tke.json input, any valid one does
+PUBKEY = {"tke_site_pack_pubkey": ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
+    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()}
 SAMPLES = sorted(p.parent.name for p in (TOP / "inventories").glob("*/hosts.yml"))
 
 
@@ -38,7 +44,7 @@ def render_sample(sample):
         VaultSecretsContext.initialize(VaultSecretsContext(secrets))
     inventory = InventoryManager(loader=loader, sources=[str(TOP / "inventories" / sample / "hosts.yml")])
     variables = VariableManager(loader=loader, inventory=inventory)
-    hostvars = {h.name: {**_role_defaults("tke"), **variables.get_vars(host=h)} for h in inventory.get_hosts()}
+    hostvars = {h.name: {**_role_defaults("tke"), **variables.get_vars(host=h), **PUBKEY} for h in inventory.get_hosts()}
     first = inventory.groups["masters"].get_hosts()[0].name
     task_vars = {**hostvars[first], "hostvars": hostvars}
     templar = Templar(loader=loader, variables=task_vars)

@@ -1,0 +1,290 @@
+"""A whole site with three keepalived masters on the three test hosts, then the faults a live
+site meets, sharing the one install (CI budget):
+
+- every secret of the site stays out of every host's journal and /var/log, the controller's
+  output, and every world-readable file, after an install, a full re-run and a check-mode run;
+- keepalived killed with SIGKILL on the VIP holder comes back (systemd) and the VIP is never on
+  two hosts (watched on every master every 50 ms);
+- a hung API server (SIGSTOP) on the VIP holder moves the VIP within 3 s;
+- certs.yml renew restarts the API servers one at a time: the VIP's /healthz, sampled from the
+  controller every 100 ms, never stops answering longer than a failover.
+
+The masters run the kubelet double (tests/kubeadm_double), whose kube-apiserver child serves the
+manifest's certificate; etcd is external on h1 (real etcd), the registry on h1.
+"""
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+import ssl
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import fixture_pack, kubeadm_double, sites
+from harness.playbook import NO_RESUME, TOP, run_playbook
+import ha_support as ha
+
+INSTALL = TOP / "install.yml"
+CERTS = TOP / "playbooks" / "certs.yml"
+MASTERS = ["h1", "h2", "h3"]
+ADMIN_PASSWORD = "adm-Secret-4711-xyz"
+REGISTRY_PASSWORD = "reg-Secret-0815-abc"
+
+
+@pytest.fixture(scope="module")
+def site(testhosts, tmp_path_factory):
+    th = testhosts
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    kubeadm_double.install(th)
+    d = tmp_path_factory.mktemp("faults")
+    inv = th.write_inventory(
+        d / "hosts.yml", groups={"masters": MASTERS, "etcd": ["h1"], "registry": ["h1"]},
+        group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
+                    "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
+                    "tke_admin_password": ADMIN_PASSWORD, "registry_password": REGISTRY_PASSWORD,
+                    "container_runtime_registry_password": REGISTRY_PASSWORD})
+    return {"inv": inv, "dir": d, "vip": sites.vip(th)}
+
+
+@pytest.fixture(scope="module")
+def installed(site):
+    """Install, re-run every task (journal off), check mode over the installed site."""
+    runs = {}
+    for name, args in (("install", ()), ("rerun", NO_RESUME), ("check", ("--check", "--diff", *NO_RESUME))):
+        start = time.monotonic()
+        runs[name] = run_playbook(INSTALL, site["inv"], *args)
+        print(f"{name}: rc={runs[name].rc} {time.monotonic() - start:.0f} s")
+        assert runs[name].rc == 0, runs[name].explain()
+    return runs
+
+
+# --- secrets -------------------------------------------------------------------------------
+def pem_lines(text: str) -> list[str]:
+    """The full base64 lines of every PEM block in text (one is enough to find a leak, escaped
+    newlines or not)."""
+    return [line for line in text.splitlines() if len(line) == 64 and re.fullmatch(r"[A-Za-z0-9+/]+", line)]
+
+
+def site_secrets(th, site) -> dict[str, str]:
+    """name -> a string that can only come from that secret."""
+    out = {"admin password": ADMIN_PASSWORD, "registry password": REGISTRY_PASSWORD}
+    pki = site["dir"] / ".tke" / "pki"
+    for key in sorted(pki.rglob("*.key")):
+        lines = pem_lines(key.read_text())
+        out[f"private key {key.relative_to(pki)}"] = lines[len(lines) // 2]
+    for conf in sorted(pki.rglob("*.conf")):
+        for user in yaml.safe_load(conf.read_text()).get("users", []):
+            data = user["user"].get("client-key-data")
+            if data:
+                out[f"client key of {conf.relative_to(pki)} (base64)"] = data[40:100]
+                lines = pem_lines(base64.b64decode(data).decode())
+                out[f"client key of {conf.relative_to(pki)}"] = lines[len(lines) // 2]
+    for h in MASTERS:   # the kubeadm-made keys on the hosts (apiserver etc. when kubeadm issues them)
+        for path in th.ssh(h, "find /etc/kubernetes/pki -name '*.key' 2>/dev/null").stdout.split():
+            lines = pem_lines(th.ssh(h, f"cat {path}").stdout)
+            if lines:
+                out[f"{h}:{path}"] = lines[len(lines) // 2]
+    token = re.search(r"token: ['\"]?([a-z0-9]{6}\.[a-z0-9]{16})", th.ssh("h2", "cat /etc/kubernetes/kubeadm-join.yaml").stdout)
+    assert token, "no bootstrap token in h2's JoinConfiguration"
+    out["bootstrap token"] = token.group(1)
+    out["bootstrap token secret"] = token.group(1).split(".")[1]
+    key = th.ssh("h1", "cat /etc/kubernetes/.offline_pot/certificate-key").stdout.split()
+    assert key, "no certificate key recorded on h1"
+    out["certificate key"] = key[0]
+    auth = re.search(r"auth_pass (\S+)", th.ssh("h1", "cat /etc/keepalived/keepalived.conf").stdout)
+    out["keepalived auth_pass"] = auth.group(1)
+    return out
+
+
+# every file a user other than root can read (the file and all its directories), with a secret
+WORLD_READABLE = r"""
+import os, stat, sys
+secrets = [s.encode() for s in sys.stdin.read().split("\n") if s]
+def open_to_all(path):
+    d = os.path.dirname(path)
+    while d != "/":
+        if not os.stat(d).st_mode & stat.S_IXOTH:
+            return False
+        d = os.path.dirname(d)
+    return True
+for root in ("/etc", "/var/lib", "/var/log", "/root", "/home", "/opt", "/srv", "/usr/local", "/tmp", "/run"):
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(dirpath, x))]
+        for n in names:
+            p = os.path.join(dirpath, n)
+            try:
+                st = os.lstat(p)
+                if not stat.S_ISREG(st.st_mode) or not st.st_mode & stat.S_IROTH or st.st_size > 8 << 20:
+                    continue
+                if not open_to_all(p):
+                    continue
+                data = open(p, "rb").read()
+            except OSError:
+                continue
+            for i, s in enumerate(secrets):
+                if s in data:
+                    print(i, p)
+"""
+
+
+def ssh_bytes(th, h, command, stdin=b""):
+    res = subprocess.run(["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                          "-o", "BatchMode=yes", f"root@{th.ip(h)}", command],
+                         input=stdin, capture_output=True, timeout=300, check=True)
+    return res.stdout
+
+
+def test_no_secret_in_logs_output_or_world_readable_files(testhosts, site, installed):
+    th = testhosts
+    secrets = site_secrets(th, site)
+    names, values = list(secrets), list(secrets.values())
+    found = []
+    for name, value in secrets.items():
+        for run_name, run in installed.items():
+            if value in run.output:
+                found.append(f"controller output of the {run_name} run: {name}")
+    for h in MASTERS:
+        # the journal of every unit (module invocations are logged there), then all of /var/log
+        logs = ssh_bytes(th, h, "journalctl -o cat --no-pager -q; grep -rash --exclude-dir=journal . /var/log")
+        logs = logs.decode(errors="replace")
+        assert "Invoked with" in logs, f"{h}: no module invocation in the journal (is it read?)"
+        for name, value in secrets.items():
+            if value in logs:
+                found.append(f"{h} journal or /var/log: {name}")
+        res = ssh_bytes(th, h, "python3 -c " + shlex.quote(WORLD_READABLE), ("\n".join(values) + "\n").encode())
+        for line in res.decode().splitlines():
+            i, path = line.split(" ", 1)
+            found.append(f"{h}: world-readable {path}: {names[int(i)]}")
+    print(f"{len(secrets)} secrets looked for")
+    assert not found, "secrets leaked:\n" + "\n".join(found)
+
+
+# --- keepalived and the VIP ----------------------------------------------------------------
+def holder(th, the_vip) -> str:
+    held = ha.holders(th, MASTERS, the_vip)
+    assert len(held) == 1, f"VIP {the_vip} held by {held}"
+    return held[0]
+
+
+def overlaps(events) -> list[tuple[float, float, list[str]]]:
+    """Intervals in which more than one host held the VIP."""
+    held, out, since = set(), [], None
+    for t, n, s in events:
+        (held.add if s else held.discard)(n)
+        if len(held) > 1 and since is None:
+            since = t
+        elif len(held) <= 1 and since is not None:
+            out.append((since, t, sorted(held)))
+            since = None
+    return out
+
+
+def test_keepalived_killed_comes_back_and_the_vip_is_never_on_two_hosts(testhosts, site, installed):
+    th, the_vip = testhosts, site["vip"]
+    first = holder(th, the_vip)
+    ha.start_vip_watch(th, MASTERS, the_vip)
+    try:
+        time.sleep(1)
+        th.ssh(first, "kill -9 $(pidof keepalived)")
+        # systemd brings keepalived back (restart policy), and someone holds the VIP again
+        ha.wait_until(lambda: th.ssh(first, "systemctl is-active keepalived", check=False).stdout.strip() == "active"
+                      and len(ha.holders(th, MASTERS, the_vip)) == 1, 20, f"keepalived back on {first}")
+        time.sleep(6)   # several advert intervals: a stale VIP would show as a second holder
+    finally:
+        ha.stop_vip_watch(th, MASTERS)
+    events = ha.vip_events(th, MASTERS)
+    print("VIP events:", [(round(t - events[0][0], 2), n, s) for t, n, s in events] if events else [])
+    assert th.ssh(first, "systemctl show -P NRestarts keepalived").stdout.strip() != "0"
+    both = overlaps(events)
+    assert not both, f"the VIP was on two hosts: {[(round(b - a, 2), hs) for a, b, hs in both]}"
+    assert len(ha.holders(th, MASTERS, the_vip)) == 1
+
+
+def test_a_hung_api_server_moves_the_vip_within_3_s(testhosts, site, installed):
+    th, the_vip = testhosts, site["vip"]
+    first = holder(th, the_vip)
+    ha.start_vip_watch(th, [n for n in MASTERS if n != first], the_vip)
+    try:
+        time.sleep(1)
+        stamp = float(th.ssh(first, "pkill -STOP -x kube-apiserver && date +%s.%N").stdout)
+        ha.wait_until(lambda: any(s for _, _, s in ha.vip_events(th, MASTERS)), 15, "the VIP to move")
+    finally:
+        th.ssh(first, "pkill -CONT -x kube-apiserver", check=False)
+        ha.stop_vip_watch(th, MASTERS)
+    took = ha.gains(ha.vip_events(th, MASTERS))[0][0] - stamp
+    print(f"hung API server on {first}: VIP moved in {took:.2f} s")
+    assert took <= 3.0, f"the VIP moved {took:.2f} s after the API server hung"
+    # the API server serves again on the old holder before the next scenario
+    ha.wait_until(lambda: th.ssh(first, "systemctl is-active keepalived", check=False).returncode == 0, 10, "keepalived")
+
+
+# --- certificate renewal -------------------------------------------------------------------
+class Watcher(threading.Thread):
+    """GET https://VIP:6443/healthz every 100 ms from the controller; records the failures."""
+
+    def __init__(self, url, ca):
+        super().__init__(daemon=True)
+        self.url, self.ctx = url, ssl.create_default_context(cafile=ca)
+        self.ctx.check_hostname = False
+        self.samples, self.stop = [], threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            t = time.monotonic()
+            try:
+                with urllib.request.urlopen(self.url, timeout=1, context=self.ctx) as r:
+                    ok = r.status == 200
+            except Exception:  # noqa: BLE001 - any failure is a failed sample
+                ok = False
+            self.samples.append((t, ok))
+            time.sleep(max(0.0, 0.1 - (time.monotonic() - t)))
+
+    def longest_gap(self) -> float:
+        gap, since = 0.0, None
+        for t, ok in self.samples:
+            if not ok and since is None:
+                since = t
+            elif ok and since is not None:
+                gap, since = max(gap, t - since), None
+        if since is not None:
+            gap = max(gap, self.samples[-1][0] - since)
+        return gap
+
+
+def apiserver(th, h) -> tuple[str, str]:
+    """(pid of the kube-apiserver, sha256 of its certificate) on a master."""
+    out = th.ssh(h, "pgrep -x kube-apiserver; sha256sum /etc/kubernetes/pki/apiserver.crt").stdout.split()
+    return out[0], out[1]
+
+
+def test_renew_restarts_the_api_servers_one_at_a_time(testhosts, site, installed):
+    th, the_vip = testhosts, site["vip"]
+    w = Watcher(f"https://{the_vip}:6443/healthz", str(site["dir"] / ".tke" / "pki" / "ca.crt"))
+    before = {h: apiserver(th, h) for h in MASTERS}
+    w.start()
+    time.sleep(1)
+    start = time.monotonic()
+    try:
+        run = run_playbook(CERTS, site["inv"], "-e", "certs_action=renew", "-e", "certs_renew=all")
+    finally:
+        time.sleep(2)
+        w.stop.set()
+        w.join()
+    print(f"renew: {time.monotonic() - start:.0f} s, {len(w.samples)} samples, "
+          f"{sum(1 for _, ok in w.samples if not ok)} failed, longest gap {w.longest_gap():.2f} s")
+    assert run.rc == 0, run.explain()
+    # every API server restarted (a new process) with its new certificate
+    after = {h: apiserver(th, h) for h in MASTERS}
+    for h in MASTERS:
+        assert after[h][0] != before[h][0] and after[h][1] != before[h][1], (h, before[h], after[h])
+    assert w.samples and w.samples[-1][1], "the VIP does not serve after the renewal"
+    assert w.longest_gap() <= 3.0, f"the VIP did not serve for {w.longest_gap():.2f} s during the renewal"
