@@ -80,7 +80,7 @@ host:
   type: dict
   contains:
     can_set_clock: {description: The process has CAP_SYS_TIME in its bounding set., type: bool}
-    selinux: {description: enforcing, permissive or disabled., type: str}
+    selinux: {description: "SELinux mode: V(enforcing), V(permissive) or V(disabled) (also when SELinux is absent).", type: str}
     firewalld: {description: firewalld is installed., type: bool}
     ufw: {description: ufw is installed., type: bool}
 """

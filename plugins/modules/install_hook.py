@@ -22,11 +22,10 @@ description:
     with C(--check).
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   idempotent:
     support: none
     details: Whatever the user's hook does.

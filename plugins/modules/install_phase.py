@@ -24,6 +24,7 @@ author:
   - offline_pot.tke developers
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 options:
   phase:
     description: Name of the phase (one of the phases of install.yml).

@@ -28,16 +28,12 @@ description:
     writes them.
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
+  - offline_pot.tke.attributes.ACTION
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: The diff lists the re-issued certificates with subject, SANs, expiry and serial before and after.
-  idempotent:
-    support: full
-  action:
-    support: full
 options:
   pki_dir:
     description: Controller directory holding the PKI (created 0700).

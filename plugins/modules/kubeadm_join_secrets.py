@@ -22,14 +22,11 @@ description:
   - Secrets are never printed by the module; use C(no_log) on the task since the values are returned.
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 attributes:
   check_mode:
-    support: full
     details: Reports what would be created; returns an existing token or key, creates nothing.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
 options:
   config:
     description: The first master's kubeadm configuration (needed to upload the certificates).
@@ -116,8 +113,8 @@ def main():
             kubeconfig=dict(type="path", default="/etc/kubernetes/admin.conf"),
             ca_cert=dict(type="path", default="/etc/kubernetes/pki/ca.crt"),
             kubeadm=dict(type="path", default="/usr/local/bin/kubeadm"),
-            token_description=dict(type="str", default="offline_pot.tke join token"),
-            token_ttl=dict(type="str", default="0"),
+            token_description=dict(type="str", default="offline_pot.tke join token", no_log=False),
+            token_ttl=dict(type="str", default="0", no_log=False),
             certificate_key=dict(type="bool", default=False),
             state_dir=dict(type="path", default="/etc/kubernetes/.offline_pot"),
         ),

@@ -25,15 +25,13 @@ description:
     C(kubeconfig all)) have not completed on this host, so a failed phase stops the ones after it.
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
   check_mode:
-    support: full
     details: Reports whether the phase would run and why; runs nothing and records nothing.
   diff_mode:
-    support: full
     details: The recorded fingerprint and the missing files, before and after.
-  idempotent:
-    support: full
 options:
   command:
     description: The kubeadm command the phase belongs to.

@@ -17,14 +17,11 @@ description:
     (libxcrypt on current distributions supports bcrypt); no htpasswd command is needed.
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: The diff names the users, never a hash.
-  idempotent:
-    support: full
 options:
   path:
     description: The htpasswd file.

@@ -21,15 +21,13 @@ description:
   - The spec format is documented in docs/site_pack.md and in the module_utils site_pack_spec.
 author:
   - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 attributes:
   check_mode:
     support: partial
     details: In check mode the spec is validated and nothing is fetched or written; changed
       tells whether the pack has not been built yet.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
 options:
   spec:
     description: The pack spec as a mapping (see docs/site_pack.md).
