@@ -15,16 +15,6 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 
-ARGS = dict(
-    src=dict(type="path", required=True),
-    dest=dict(type="path", required=True),
-    prefix=dict(type="str", default=""),
-    include=dict(type="list", elements="str", default=[]),
-    exclude=dict(type="list", elements="str", default=[]),
-    prune=dict(type="bool", default=True),
-    install=dict(type="list", elements="dict", default=[]),
-)
-
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = True
@@ -32,7 +22,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        validated = ArgumentSpecValidator(ARGS).validate(self._task.args)
+        validated = ArgumentSpecValidator(pm.SYNC_ARGS).validate(self._task.args)
         if validated.error_messages:
             raise AnsibleActionFail("; ".join(validated.error_messages))
         a = validated.validated_parameters
@@ -43,8 +33,9 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"cannot read the pack manifest in {a['src']}: {e}") from e
         prefix = a["prefix"].strip("/")
         files = pm.select(manifest, prefix, a["include"], a["exclude"])
-        mod_args = {"dest": a["dest"], "files": files, "prune": a["prune"],
-                    "install": [{"path": e["path"], "install": e["install"]} for e in a["install"]]}
+        # the task's own options go along (the module declares them too), plus the selection
+        mod_args = dict(a, files=files,
+                        install=[{"path": e["path"], "install": e["install"]} for e in a["install"]])
         first = self._execute_module("offline_pot.tke.pack_sync", module_args=mod_args,
                                      task_vars=task_vars)
         if first.get("failed") or not first.get("need") or self._task.check_mode:
