@@ -22,7 +22,7 @@ description:
   - The files are written in any case, so the settings hold when the same host boots a full kernel.
   - C(changed) is true only when a file was written, a value set, a module loaded or swap turned off.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 options:

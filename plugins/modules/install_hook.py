@@ -21,7 +21,7 @@ description:
   - Runs on the controller only (C(run_once), delegated to C(localhost)). In check mode the hook runs
     with C(--check).
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
   - offline_pot.tke.attributes.ACTION

@@ -27,7 +27,7 @@ description:
   - Returns, per host, the files that host needs (see RV(host_files)); M(offline_pot.tke.pki_distribute)
     writes them.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
   - offline_pot.tke.attributes.ACTION

@@ -20,7 +20,7 @@ description:
   - The settings are checked first (CIDRs, endpoint, addresses); a bad value fails naming it.
   - The bootstrap token and the certificate key are masked in the diff and never returned.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 attributes:

@@ -21,7 +21,7 @@ description:
     kubeadm keeps it, less ten minutes. The key is recorded in I(state_dir) (mode 0600).
   - Secrets are never printed by the module; use C(no_log) on the task since the values are returned.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
 attributes:

@@ -24,7 +24,7 @@ description:
   - Refuses to run a phase whose prerequisite phases (for example C(certs all) before
     C(kubeconfig all)) have not completed on this host, so a failed phase stops the ones after it.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 attributes:

@@ -18,7 +18,7 @@ description:
     received file against its sha256 before putting it in place.
   - A second run transfers nothing and reports changed=false.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
   - offline_pot.tke.attributes.ACTION

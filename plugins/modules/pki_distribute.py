@@ -18,7 +18,7 @@ description:
     of M(offline_pot.tke.k8s_pki).
   - In check mode a source file that does not exist yet (the authority would issue it) counts as a change.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
   - offline_pot.tke.attributes.ACTION

@@ -17,7 +17,7 @@ description:
   - Contents are never logged or returned. Usually called by M(offline_pot.tke.pki_distribute),
     which reads the contents from the controller's PKI directory.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 attributes:

@@ -17,7 +17,7 @@ description:
     the module itself does not fail on failing checks, so the calling play can report every
     failing check of every host at once.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
   - offline_pot.tke.attributes.ACTION

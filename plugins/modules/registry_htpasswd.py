@@ -16,7 +16,7 @@ description:
   - Hashes with the C(bcrypt) Python module when present, else with the C library's crypt()
     (libxcrypt on current distributions supports bcrypt); no htpasswd command is needed.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 attributes:

@@ -20,7 +20,7 @@ description:
     build naming the item. A re-build with nothing changed changes nothing (changed=false).
   - The spec format is documented in docs/site_pack.md and in the module_utils site_pack_spec.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
 attributes:

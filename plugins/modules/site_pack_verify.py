@@ -17,7 +17,7 @@ description:
     on the controller before any host is touched.
   - Returns the manifest, which the offline phase uses to decide what each host receives.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
 attributes:

@@ -20,7 +20,7 @@ description:
   - Writes only when the content or the mode differs, so an unchanged inventory reports changed=0.
   - The output is valid against C(schemas/tke.schema.json).
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
   - offline_pot.tke.attributes.ACTION

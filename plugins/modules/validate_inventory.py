@@ -21,7 +21,7 @@ description:
   - "Fails once, listing every problem as C(<where>: <variable>: <message>), where C(<where>) is
     C(all), C(group <name>), C(host <name>) or C(hosts <names>)."
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
   - offline_pot.tke.attributes.ACTION
