@@ -14,7 +14,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
 
-CLUSTER_KEYS = {f for f in k8s_pki.Cluster.__dataclass_fields__}
+CLUSTER_KEYS = set(k8s_pki.Cluster.__dataclass_fields__)
 SECRET_SUFFIXES = (".key", ".conf")
 
 
@@ -71,6 +71,10 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
+        try:
+            k8s_pki.require_cryptography()
+        except ImportError as e:
+            raise AnsibleActionFail(str(e)) from e
         args = self._task.args
         pki_dir = args.get("pki_dir")
         if not pki_dir:

@@ -20,11 +20,27 @@ import datetime
 import ipaddress
 from dataclasses import dataclass, field
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+try:
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+except ImportError as exc:
+    # a controller without cryptography still lists and loads the plugins importing this file
+    # (ansible-doc -l, the filters that need no certificate); what needs it says so when called
+    HAS_CRYPTOGRAPHY = False
+    CRYPTOGRAPHY_IMPORT_ERROR: ImportError | None = exc
+else:
+    HAS_CRYPTOGRAPHY = True
+    CRYPTOGRAPHY_IMPORT_ERROR = None
+
+
+def require_cryptography() -> None:
+    """Raise an ImportError that says what to install when cryptography is missing."""
+    if not HAS_CRYPTOGRAPHY:
+        raise ImportError("the Python package cryptography is needed on the controller for the PKI "
+                          f"(pip install -r requirements.txt, or the site pack's bootstrap): {CRYPTOGRAPHY_IMPORT_ERROR}")
 
 CA_DAYS = 3650          # kubeadm: 10-year CAs
 CERT_DAYS = 365         # kubeadm: 1-year leaves
