@@ -10,7 +10,7 @@ def parse(text: str) -> dict[str, str]:
     users = {}
     for line in text.splitlines():
         if ":" in line and not line.startswith("#"):
-            user, _, hashed = line.partition(":")
+            user, dummy, hashed = line.partition(":")
             users[user.strip()] = hashed.strip()
     return users
 

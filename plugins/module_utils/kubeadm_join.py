@@ -43,8 +43,8 @@ def spki_der(pem: str) -> bytes:
     if not m:
         raise ValueError("no PEM certificate found")
     der = base64.b64decode("".join(m.group(1).split()))
-    _, cert, _ = _tlv(der, 0)            # Certificate ::= SEQUENCE
-    _, tbs, tbs_end = _tlv(der, cert)    # tbsCertificate ::= SEQUENCE
+    dummy, cert, dummy = _tlv(der, 0)            # Certificate ::= SEQUENCE
+    dummy, tbs, tbs_end = _tlv(der, cert)    # tbsCertificate ::= SEQUENCE
     pos = tbs
     fields = []
     while pos < tbs_end:
@@ -54,7 +54,7 @@ def spki_der(pem: str) -> bytes:
     if fields and fields[0][0] == 0xA0:  # [0] version
         fields = fields[1:]
     # serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo
-    _, begin, end = fields[5]
+    dummy, begin, end = fields[5]
     return der[begin:end]
 
 

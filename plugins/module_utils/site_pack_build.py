@@ -299,7 +299,7 @@ class Builder:
             if rel not in self.keep:
                 os.unlink(os.path.join(self.stage, rel))
                 self.changed.append(f"removed {rel}")
-        for dirpath, _, _ in sorted(os.walk(self.stage), reverse=True):
+        for dirpath, dummy, dummy in sorted(os.walk(self.stage), reverse=True):
             if dirpath != self.stage and not os.listdir(dirpath):
                 os.rmdir(dirpath)
 

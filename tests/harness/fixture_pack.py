@@ -122,7 +122,7 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
     if extra_mb:
         rnd = hashlib.sha256(b"seed").digest()
         chunks, h = [], rnd
-        for _ in range(extra_mb * 1024 * 1024 // 32):
+        for dummy in range(extra_mb * 1024 * 1024 // 32):
             h = hashlib.sha256(h).digest()
             chunks.append(h)
         base.append(_tar_layer({"opt/data.bin": b"".join(chunks)}))

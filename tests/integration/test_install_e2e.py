@@ -84,9 +84,9 @@ def test_install_stops_at_a_failing_hook_and_resumes_there(testhosts, site, inst
     assert re.search(r"nodes: running on h3\b", second.output), second.explain()
     for task in ("Gather facts and evaluate the prerequisites", "Install keepalived", "init phase"):
         assert task not in second.output, task
-    names = [n for n, _ in hook_log(th)]
+    names = [n for n, dummy in hook_log(th)]
     assert names == ["pre-install", "control_plane/before", "post-cluster-ready", "nodes/after", "post-install"], names
-    stamps = [t for _, t in hook_log(th)]
+    stamps = [t for dummy, t in hook_log(th)]
     assert stamps == sorted(stamps)
     j = journal(site)
     assert {p for p in PHASES} <= set(j["phases"])

@@ -41,7 +41,7 @@ def test_failing_hook_stops_the_run_and_a_rerun_resumes_there(testhosts, site, t
     assert first.rc != 0, first.explain()
     assert "hook post-cluster-ready" in first.output and "failed with exit code 2" in first.output, first.explain()
     assert "the post-cluster-ready hook is broken" in first.output, first.explain()
-    assert [n for n, _ in hook_log(testhosts)] == ["precheck/before", "precheck/after", "pre-install"]
+    assert [n for n, dummy in hook_log(testhosts)] == ["precheck/before", "precheck/after", "pre-install"]
     assert re.search(r"control_plane: running on no host; skipping h1 \(skipped: named in\s+tke_skip_phases\)",
                      first.output), first.explain()
     j = journal(site)
@@ -57,9 +57,9 @@ def test_failing_hook_stops_the_run_and_a_rerun_resumes_there(testhosts, site, t
     assert re.search(r"phase 2/\d+ precheck: running on no host; skipping h1, h2, h3 \(done \S+,\s+inputs\s+unchanged\)",
                      second.output), second.explain()
     assert "hook pre-install: done" in second.output, second.explain()
-    names = [n for n, _ in hook_log(testhosts)]
+    names = [n for n, dummy in hook_log(testhosts)]
     assert names == ["precheck/before", "precheck/after", "pre-install", "post-cluster-ready", "post-install"]
-    stamps = [t for _, t in hook_log(testhosts)]
+    stamps = [t for dummy, t in hook_log(testhosts)]
     assert stamps == sorted(stamps)
     j = journal(site)
     assert set(j["phases"]) == {"precheck", "hook:pre-install", "hook:post-cluster-ready", "hook:post-install"}
@@ -105,7 +105,7 @@ def test_force_changed_inputs_tags_and_bad_phase_names(testhosts, site):
     assert re.search(r"skipping\s+h1\s+\(done", again.output), again.explain()
 
     # --tags precheck runs precheck only: no install hook ran
-    assert [n for n, _ in hook_log(testhosts)].count("pre-install") == 0
+    assert [n for n, dummy in hook_log(testhosts)].count("pre-install") == 0
 
     bad = run_playbook(INSTALL, site, "--tags", "precheck", "-e", "force_phases=precheck,kubelet")
     assert bad.rc != 0

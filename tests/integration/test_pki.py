@@ -195,7 +195,7 @@ def test_etcd_cluster_over_mutual_tls(services, testhosts):
     refused = testhosts.ssh("h2", f"curl -sS --cacert {PKI}/etcd/ca.crt {url}", check=False)
     assert refused.returncode != 0, refused.stdout
     # the server refused it for the missing client certificate (etcd logs why)
-    for _ in range(20):
+    for dummy in range(20):
         log = testhosts.ssh("h1", "journalctl -q -u etcd --no-pager | grep -c \"didn't provide a certificate\"",
                             check=False).stdout.strip()
         if log not in ("", "0"):
@@ -215,7 +215,7 @@ def registry_get(testhosts, host_name, ca=True):
 
 
 def wait_registry(testhosts, name="registry.tke.com"):
-    for _ in range(50):
+    for dummy in range(50):
         res = registry_get(testhosts, name)
         if res.stdout in ("200", "401"):      # 401: served over TLS, then asks for the registry login
             return res

@@ -35,7 +35,7 @@ def guarded_env(marker: Path, minimal: bool = True) -> dict:
 def problems_of(output: str) -> list[str]:
     """The `problems` list of the failed validate_inventory result (minimal callback: JSON)."""
     start = output.index("FAILED! => ") + len("FAILED! => ")
-    result, _ = json.JSONDecoder().raw_decode(output[start:].lstrip())
+    result, dummy = json.JSONDecoder().raw_decode(output[start:].lstrip())
     return result["problems"]
 
 
