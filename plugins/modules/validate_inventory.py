@@ -50,4 +50,3 @@ hosts:
   returned: always
   type: int
 """
-

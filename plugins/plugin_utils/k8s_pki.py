@@ -42,6 +42,7 @@ def require_cryptography() -> None:
         raise ImportError("the Python package cryptography is needed on the controller for the PKI "
                           f"(pip install -r requirements.txt, or the site pack's bootstrap): {CRYPTOGRAPHY_IMPORT_ERROR}")
 
+
 CA_DAYS = 3650          # kubeadm: 10-year CAs
 CERT_DAYS = 365         # kubeadm: 1-year leaves
 RENEW_DAYS = 30         # TKE/kubeadm: renew within 30 days of expiry
@@ -648,7 +649,9 @@ def host_files(c: Cluster, host: str) -> list:
     (+ etcd server/peer when etcd is stacked); etcd members: their etcd certificates; registry
     hosts: the TKE server certificate as registry.crt/key with the CA.
     """
-    names = lambda hosts: {h["name"] for h in hosts}   # noqa: E731
+    def names(hosts):
+        return {h["name"] for h in hosts}
+
     masters, nodes = names(c.masters), names(c.masters) | names(c.nodes)
     etcd_hosts = names(c.etcd_members)
     out = {}

@@ -2,7 +2,6 @@
 order, force_phases, changed inputs, tags."""
 import json
 import re
-import textwrap
 
 import pytest
 
@@ -12,6 +11,7 @@ from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
+
 
 @pytest.fixture()
 def site(testhosts, tmp_path):

@@ -93,7 +93,7 @@ def test_files_on_hosts_verify_and_have_the_kubeadm_layout(converged, testhosts)
                f"openssl verify -CAfile {PKI}/front-proxy-ca.crt {PKI}/front-proxy-client.crt",
                f"openssl verify -CAfile {PKI}/etcd/ca.crt {PKI}/apiserver-etcd-client.crt {PKI}/etcd/server.crt "
                f"{PKI}/etcd/peer.crt {PKI}/etcd/healthcheck-client.crt",
-               f"openssl verify -CAfile /etc/tke/pki/ca.crt /etc/tke/pki/gateway.crt /etc/tke/pki/webhook.crt"],
+               "openssl verify -CAfile /etc/tke/pki/ca.crt /etc/tke/pki/gateway.crt /etc/tke/pki/webhook.crt"],
         "h2": [f"openssl verify -CAfile {PKI}/etcd/ca.crt {PKI}/etcd/server.crt {PKI}/etcd/peer.crt",
                "openssl verify -CAfile /etc/tke/pki/ca.crt /etc/tke/pki/registry.crt"],
         "h3": [f"openssl verify -CAfile {PKI}/etcd/ca.crt {PKI}/etcd/server.crt {PKI}/etcd/peer.crt"],

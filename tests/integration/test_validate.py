@@ -40,7 +40,7 @@ def problems_of(output: str) -> list[str]:
 
 
 def expected(path: Path) -> list[str]:
-    return [m for m in re.findall(r"^# expect: (.*)$", path.read_text(), re.M)]
+    return re.findall(r"^# expect: (.*)$", path.read_text(), re.M)
 
 
 def test_there_are_at_least_twenty_bad_inventories():

@@ -34,7 +34,7 @@ def test_shared_layers_are_stored_once_and_linked_per_repository(tmp_path):
     r1 = rs.import_image(str(root), str(tmp_path / "a"), "library/a", "1")
     r2 = rs.import_image(str(root), str(tmp_path / "b"), "library/b", "2")
     assert r1["digest"] == d1 and r2["digest"] == d2 and r1["changed"] and r2["changed"]
-    blobs = [p for p in root.rglob("data")]
+    blobs = list(root.rglob("data"))
     assert len(blobs) == 2 + 2 + 1 + 1  # 2 manifests, 2 configs, shared layer, a-only layer
     assert rs.stored_blob_bytes(str(root)) < r1["image_bytes"] + r2["image_bytes"]
     tag = root / rs.V2 / "repositories/library/a/_manifests/tags/1/current/link"

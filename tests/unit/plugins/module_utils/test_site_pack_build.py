@@ -13,7 +13,7 @@ from test_registry_storage import write_layout
 
 
 def run(argv, cwd):
-    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     return res.returncode, res.stdout, res.stderr
 
 

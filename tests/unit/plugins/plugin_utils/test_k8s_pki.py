@@ -111,8 +111,8 @@ def test_apiserver_sans(built):
 
 def test_etcd_member_sans(built):
     files = built[0]
-    assert sans(cert(files, "etcd/members/m2/server")) == {"m2", "localhost", "etcd", "etcd.kube-system",
-                                                            "10.0.0.12", "127.0.0.1", "::1"}
+    assert sans(cert(files, "etcd/members/m2/server")) == {
+        "m2", "localhost", "etcd", "etcd.kube-system", "10.0.0.12", "127.0.0.1", "::1"}
     assert sans(cert(files, "etcd/members/m2/peer")) == {"m2", "localhost", "10.0.0.12", "127.0.0.1", "::1"}
 
 
@@ -316,8 +316,8 @@ def test_kubeconfigs_kubeadm_layout(built):
 def test_host_files_per_role():
     c = cluster(etcd=[{"name": "e1", "ip": "10.0.0.31"}])
     m1 = {f["dest"]: f for f in p.host_files(c, "m1")}
-    assert m1["/etc/kubernetes/pki/apiserver.key"] == {"src": "apiserver.key",
-                                                        "dest": "/etc/kubernetes/pki/apiserver.key", "mode": "0600"}
+    assert m1["/etc/kubernetes/pki/apiserver.key"] == {
+        "src": "apiserver.key", "dest": "/etc/kubernetes/pki/apiserver.key", "mode": "0600"}
     assert m1["/etc/kubernetes/controller-manager.conf"]["src"] == "kubeconfigs/m1/controller-manager.conf"
     assert "/etc/kubernetes/pki/etcd/server.crt" not in m1 and "/etc/kubernetes/pki/etcd/ca.key" not in m1
     e1 = sorted(p.host_files(c, "e1"), key=lambda f: f["dest"])
