@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Benchmark (not a test): the PKI authority for 3 masters + 100 nodes.
 
 Times what the k8s_pki action does on the controller - read the PKI directory, reconcile, write

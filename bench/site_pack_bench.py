@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Site pack benchmark on three real test hosts (tests/harness).
 
 Measures, from one run:

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Benchmark of the test-host harness: cold and warm time to N hosts reachable over SSH, and
 memory (PSS) per idle host. Not a test: prints numbers for the closing notes.
 

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Every test: lint (yamllint, ansible-lint production profile, ansible-doc of every plugin,
 # collection build), unit tests and integration scenarios on real test hosts, in one pytest run.
 # Installs what it needs on a fresh Debian 12 machine (as root). Extra arguments go to pytest.
