@@ -3,17 +3,28 @@ with no help from the checkout (no ansible.cfg, no collections/ symlink)."""
 import os
 import subprocess
 
+import yaml
+
 from harness.playbook import TOP, ansible_bin
+
+VERSION = yaml.safe_load((TOP / "galaxy.yml").read_text())["version"]
 
 
 def test_built_collection_runs_as_offline_pot_tke_install(testhosts, tmp_path):
     build = subprocess.run([ansible_bin("ansible-galaxy"), "collection", "build", "--output-path",
                             str(tmp_path), str(TOP)], capture_output=True, text=True, check=False)
     assert build.returncode == 0, build.stderr
-    tarball = tmp_path / "offline_pot-tke-0.1.0.tar.gz"
+    tarball = tmp_path / f"offline_pot-tke-{VERSION}.tar.gz"
     listing = subprocess.run(["tar", "-tzf", str(tarball)], capture_output=True, text=True, check=True).stdout
-    assert "playbooks/install.yml" in listing and "plugins/modules/precheck.py" in listing
-    assert ".cache/" not in listing and "collections/ansible_collections" not in listing
+    names = {n.rstrip("/") for n in listing.split()}
+    assert {"playbooks/install.yml", "plugins/modules/precheck.py", "meta/runtime.yml", "CHANGELOG.rst",
+            "changelogs/changelog.yaml", "meta/execution-environment.yml", "meta/ee-requirements.txt",
+            "bindep.txt", "requirements.txt"} <= names, listing
+    # nothing of the repository's own: no tests (the kubeadm/kubelet doubles above all), benchmarks,
+    # execution-environment definition, caches or the collections/ symlink
+    shipped_dev = [n for n in names if n.split("/")[0] in ("tests", "bench", "ee", ".cache", "collections", ".ci")
+                   or "kubeadm_double" in n or n == "requirements-dev.txt"]
+    assert not shipped_dev, shipped_dev
 
     # as a user would: outside the checkout, so its ansible.cfg and collections/ play no part
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
