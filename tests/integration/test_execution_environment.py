@@ -31,7 +31,7 @@ def test_ansible_builder_create_makes_a_build_context(tmp_path):
 
     # what ansible-builder's introspection will add for the collection once installed
     colls = tmp_path / "colls"
-    subprocess.run([ansible_bin("ansible-galaxy"), "collection", "install", "--offline", "-p", str(colls),
+    subprocess.run([ansible_bin("ansible-galaxy"), "collection", "install", "--offline", "--force", "-p", str(colls),
                     str(ctx / "_build" / entry["name"])], capture_output=True, text=True, check=True)
     intro = subprocess.run([sys.executable, str(ctx / "_build" / "scripts" / "introspect.py"),
                             "introspect", str(colls)], capture_output=True, text=True, check=True).stdout

@@ -9,7 +9,7 @@ import tarfile
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
-from test_registry_storage import write_layout
+from harness.oci_layout import write_layout
 
 
 def run(argv, cwd):
