@@ -21,6 +21,8 @@ description:
     without loadable module support (no C(/proc/modules)); swapoff refused with EPERM."
   - The files are written in any case, so the settings hold when the same host boots a full kernel.
   - C(changed) is true only when a file was written, a value set, a module loaded or swap turned off.
+requirements:
+  - modprobe (kmod) and swapoff (util-linux) on the host
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

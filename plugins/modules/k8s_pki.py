@@ -26,6 +26,8 @@ description:
     a key. This is an action plugin - it runs on the controller whatever the task's host.
   - Returns, per host, the files that host needs (see RV(host_files)); M(offline_pot.tke.pki_distribute)
     writes them.
+requirements:
+  - cryptography (Python, on the controller)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -20,6 +20,8 @@ description:
     generated and uploaded when none was recorded or the upload is older than the two hours
     kubeadm keeps it, less ten minutes. The key is recorded in I(state_dir) (mode 0600).
   - Secrets are never printed by the module; use C(no_log) on the task since the values are returned.
+requirements:
+  - kubeadm on the host (from the site pack)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -23,6 +23,8 @@ description:
   - On failure reports kubeadm's exit code and the tail of its output.
   - Refuses to run a phase whose prerequisite phases (for example C(certs all) before
     C(kubeconfig all)) have not completed on this host, so a failed phase stops the ones after it.
+requirements:
+  - kubeadm on the host (from the site pack)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -19,6 +19,10 @@ description:
   - Every URL or file is checked against its sha256; a failed download or a mismatch stops the
     build naming the item. A re-build with nothing changed changes nothing (changed=false).
   - The spec format is documented in docs/site_pack.md and in the module_utils site_pack_spec.
+requirements:
+  - tar; zstd for .tar.zst archives (else gzip)
+  - apt-get, dpkg-deb and apt-ftparchive for Debian packages; createrepo_c (or createrepo) for RPMs
+  - pip (python3 -m pip) for controller.requirements; ansible-galaxy for controller.collection
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -16,6 +16,8 @@ description:
   - Fails listing every missing, truncated or altered file by its path; the offline phase runs it
     on the controller before any host is touched.
   - Returns the manifest, which the offline phase uses to decide what each host receives.
+requirements:
+  - tar; zstd to unpack a .tar.zst archive
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
