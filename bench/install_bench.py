@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Benchmark of install.yml on 3 fresh test hosts, every phase: full install time, no-op re-run time
 (journal resume) and its ratio to the install, a full re-converge with resume off, tasks executed per
 host, and per-phase times from the phase banners. The site is the end-to-end test's: HA keepalived

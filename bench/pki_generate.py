@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Benchmark (not a test): the PKI authority for 3 masters + 100 nodes.
 
 Times what the k8s_pki action does on the controller - read the PKI directory, reconcile, write
@@ -23,7 +23,7 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki  # 
 def run(pki_dir, cluster):
     t0 = time.perf_counter()
     existing = read_tree(pki_dir)
-    files, actions, _ = k8s_pki.reconcile(cluster, existing, datetime.datetime.now(datetime.timezone.utc))
+    files, actions, dummy = k8s_pki.reconcile(cluster, existing, datetime.datetime.now(datetime.timezone.utc))
     changed = k8s_pki.changed_files(existing, files)
     for rel in changed:
         write_pki_file(pki_dir, rel, files[rel])

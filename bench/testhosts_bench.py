@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Benchmark of the test-host harness: cold and warm time to N hosts reachable over SSH, and
 memory (PSS) per idle host. Not a test: prints numbers for the closing notes.
 
@@ -64,7 +64,8 @@ def main():
         sh(env, "ssh-wait", *nums)
         t_up = time.monotonic() - t0
         time.sleep(5)
-        run = subprocess.run(["bash", str(SCRIPT), "info"], env=env, text=True, capture_output=True).stdout
+        run = subprocess.run(["bash", str(SCRIPT), "info"], env=env, text=True, capture_output=True,
+                             check=True).stdout
         run_dir = dict(line.split("=", 1) for line in run.split())["TH_RUN"]
         pss = [host_pss_mib(run_dir, f"h{n}") for n in nums]
         print(f"{'cold' if a.cold else 'warm'}: {a.hosts} hosts reachable by SSH in {t_up:.1f} s "

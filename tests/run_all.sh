@@ -1,6 +1,7 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Every test: lint (yamllint, ansible-lint production profile, ansible-doc of every plugin,
-# collection build), unit tests and integration scenarios on real test hosts, in one pytest run.
+# collection build, ansible-test sanity/units, antsibull-docs), unit tests and integration
+# scenarios on real test hosts, in one pytest run.
 # Installs what it needs on a fresh Debian 12 machine (as root). Extra arguments go to pytest.
 set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,6 +19,9 @@ echo "== ansible-doc renders every plugin"; python tests/lint_docs.py
 echo "== collection build"
 out=$(mktemp -d); ansible-galaxy collection build --force --output-path "$out" . >/dev/null
 ls "$out"/offline_pot-tke-*.tar.gz; rm -rf "$out"
+
+echo "== ansible-test sanity + units, antsibull-docs lint-collection-docs (offline but for the package index)"
+bash tests/sanity/run.sh sanity units docs
 
 echo "== pytest (unit + integration on test hosts)"
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # The sandbox: three local test hosts (systemd-nspawn, real systemd and sshd, 172.30.0.11-13)
 # with a ready inventory, and install.yml run against them.
 #   bash tests/sandbox.sh          bring the hosts up (reusing them if up) and run install.yml

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Controller set-up for the sandbox and the tests, on a fresh Debian 12 machine as root:
 # the harness's apt packages and a virtualenv (.cache/venv) with requirements-dev.txt.
 # Idempotent and quick when everything is already there.

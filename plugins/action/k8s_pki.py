@@ -57,6 +57,10 @@ class ActionModule(ActionModuleBase):
     _supports_async = False
 
     def run_action(self, args, result, task_vars):
+        try:
+            k8s_pki.require_cryptography()
+        except ImportError as e:
+            raise AnsibleActionFail(str(e)) from e
         pki_dir = os.path.abspath(args["pki_dir"])
         spec = args["cluster"]
         if not spec["masters"]:

@@ -18,15 +18,7 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module impo
 class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = True
     _requires_connection = True
-    ARGUMENT_SPEC = dict(
-        src=dict(type="path", required=True),
-        dest=dict(type="path", required=True),
-        prefix=dict(type="str", default=""),
-        include=dict(type="list", elements="str", default=[]),
-        exclude=dict(type="list", elements="str", default=[]),
-        prune=dict(type="bool", default=True),
-        install=dict(type="list", elements="dict", default=[]),
-    )
+    ARGUMENT_SPEC = pm.SYNC_ARGS
 
     def run_action(self, a, result, task_vars):
         try:
@@ -36,8 +28,9 @@ class ActionModule(ActionModuleBase):
             raise AnsibleActionFail(f"cannot read the pack manifest in {a['src']}: {e}") from e
         prefix = a["prefix"].strip("/")
         files = pm.select(manifest, prefix, a["include"], a["exclude"])
-        mod_args = {"dest": a["dest"], "files": files, "prune": a["prune"],
-                    "install": [{"path": e["path"], "install": e["install"]} for e in a["install"]]}
+        # the task's own options go along (the module declares them too), plus the selection
+        mod_args = dict(a, files=files,
+                        install=[{"path": e["path"], "install": e["install"]} for e in a["install"]])
         first = self._execute_module("offline_pot.tke.pack_sync", module_args=mod_args,
                                      task_vars=task_vars)
         if first.get("failed") or not first.get("need") or self._task.check_mode:

@@ -1,19 +1,30 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""Attribute blocks shared by the collection's modules (extends_documentation_fragment)."""
+"""Attribute blocks shared by the collection's modules (extends_documentation_fragment).
+
+A module extends one of READ_ONLY and CHANGES_HOST (plus ACTION when an action plugin runs it)
+and lists under its own C(attributes) only what differs (C(support), C(details)): ansible-doc
+merges each attribute's keys over the fragment's, so the descriptions live here alone.
+"""
 from __future__ import annotations
 
 
 class ModuleDocFragment:
-    # Reads and reports only: nothing to diff, the same answer every time for the same state.
+    # Full check mode, no diff, idempotent: modules that read and report, or whose change has no
+    # meaningful diff (a module that differs overrides support/details under its own attributes).
     READ_ONLY = r"""
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   idempotent:
+    description:
+      - When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+      - This assumes that the system controlled/queried by the module has not changed in a relevant way.
     support: full
 """
 
@@ -21,9 +32,22 @@ attributes:
     CHANGES_HOST = r"""
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
   idempotent:
+    description:
+      - When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+      - This assumes that the system controlled/queried by the module has not changed in a relevant way.
+    support: full
+"""
+
+    # The module is run by an action plugin of the same name on the controller.
+    ACTION = r"""
+attributes:
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
 """

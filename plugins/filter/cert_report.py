@@ -50,6 +50,10 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
 
 
 def report_rows(found, warn_days=30, now=None):
+    try:
+        k8s_pki.require_cryptography()
+    except ImportError as e:
+        raise AnsibleFilterError(f"cert_report: {e}") from e
     now = now or datetime.datetime.now(datetime.timezone.utc)
     rows = []
     for host in sorted(found or {}):

@@ -193,7 +193,7 @@ def fsync_latency(path, samples=200, block=2300):
     lat = []
     try:
         data = os.urandom(block)
-        for _ in range(samples):
+        for dummy in range(samples):
             t0 = time.perf_counter()
             os.write(fd, data)
             os.fdatasync(fd)

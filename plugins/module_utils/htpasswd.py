@@ -10,7 +10,7 @@ def parse(text: str) -> dict[str, str]:
     users = {}
     for line in text.splitlines():
         if ":" in line and not line.startswith("#"):
-            user, _, hashed = line.partition(":")
+            user, dummy, hashed = line.partition(":")
             users[user.strip()] = hashed.strip()
     return users
 
@@ -31,21 +31,14 @@ def desired(current: dict[str, str], user: str, password: str, check, make_hash)
 
 
 def bcrypt_backend():
-    """(check, make_hash) from the bcrypt package or, failing that, the C library's crypt()."""
+    """(check, make_hash) from the bcrypt package. Python's crypt module is no fallback: it is
+    deprecated and gone from Python 3.13; hosts get bcrypt as an OS package from the site pack
+    (registry_bcrypt_package, python3-bcrypt)."""
     try:
         import bcrypt  # pylint: disable=import-outside-toplevel
-
-        return (lambda pw, h: bcrypt.checkpw(pw.encode(), h.encode()),
-                lambda pw: bcrypt.hashpw(pw.encode(), bcrypt.gensalt(10)).decode())
-    except ImportError:
-        import warnings  # pylint: disable=import-outside-toplevel
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import crypt  # pylint: disable=import-outside-toplevel,deprecated-module
-        if not hasattr(crypt, "METHOD_BLOWFISH"):
-            raise RuntimeError("neither the bcrypt module nor a crypt() with bcrypt support is available")
-        import hmac  # pylint: disable=import-outside-toplevel
-
-        return (lambda pw, h: hmac.compare_digest(crypt.crypt(pw, h) or "", h),
-                lambda pw: crypt.crypt(pw, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))
+    except ImportError as e:
+        raise RuntimeError("the Python bcrypt module is missing on this host: install python3-bcrypt "
+                           "(the registry phase does, from the site pack's repository: add python3-bcrypt "
+                           f"and python3-cffi-backend to the pack spec's os_packages) ({e})") from e
+    return (lambda pw, h: bcrypt.checkpw(pw.encode(), h.encode()),
+            lambda pw: bcrypt.hashpw(pw.encode(), bcrypt.gensalt(10)).decode())

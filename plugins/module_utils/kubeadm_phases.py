@@ -137,7 +137,7 @@ def mask_args(args: list[str]) -> list[str]:
             out.append("<secret>")
             hide = False
             continue
-        name, eq, _ = a.partition("=")
+        name, eq, dummy = a.partition("=")
         if name in _SECRET_FLAGS:
             if eq:
                 out.append(f"{name}=<secret>")

@@ -20,6 +20,18 @@ MANIFEST_NAME = "manifest.json"
 SIGNATURE_NAME = "manifest.json.sig"
 CHUNK = 1 << 20
 
+# Options of a pack_sync task: validated by the action plugin, declared by the module too (the
+# action passes them along with the selection it made, see plugins/modules/pack_sync.py).
+SYNC_ARGS = dict(
+    src=dict(type="path", required=True),
+    dest=dict(type="path", required=True),
+    prefix=dict(type="str", default=""),
+    include=dict(type="list", elements="str", default=[]),
+    exclude=dict(type="list", elements="str", default=[]),
+    prune=dict(type="bool", default=True),
+    install=dict(type="list", elements="dict", default=[]),
+)
+
 
 def sha256_file(path: str) -> str:
     h = hashlib.sha256()

@@ -30,7 +30,7 @@ class ImageError(Exception):
 
 
 def _hex(digest: str) -> str:
-    algo, _, hexpart = digest.partition(":")
+    algo, dummy, hexpart = digest.partition(":")
     if algo != "sha256" or len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
         raise ImageError(f"unsupported digest {digest!r}")
     return hexpart
@@ -157,6 +157,6 @@ def import_image(root: str, layout_path: str, repo: str, tag: str) -> dict:
 def stored_blob_bytes(root: str) -> int:
     total = 0
     base = os.path.join(root, V2, "blobs")
-    for dirpath, _, files in os.walk(base):
+    for dirpath, dummy, files in os.walk(base):
         total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files if f == "data")
     return total

@@ -25,6 +25,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import
     atomic_path, atomic_writer, copy_file, write_file, write_if_differs)
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
+from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_bootstrap as bootstrap
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec as sps
 
 STATE = ".build-state.json"
@@ -41,6 +42,12 @@ def _same_file(a: str, b: str) -> bool:
     except OSError:
         return False
     return pm.sha256_file(a) == pm.sha256_file(b)
+
+
+def _collection_manifest(tarball: str) -> bytes:
+    with tarfile.open(tarball, "r:gz") as t:
+        f = t.extractfile("MANIFEST.json")
+        return f.read() if f else b""
 
 
 class Builder:
@@ -266,6 +273,8 @@ class Builder:
 
     def controller(self) -> None:
         ctl = self.spec.get("controller") or {}
+        if not ctl:
+            return
         self.plain_files("controller.collections", ctl.get("collections"), "collections", ["controller", "collections"])
         self.plain_files("controller.wheels", ctl.get("wheels"), "wheels", ["controller", "wheels"])
         req = ctl.get("requirements")
@@ -273,16 +282,61 @@ class Builder:
             req = os.path.abspath(os.path.expanduser(str(req)))
             if not os.path.isfile(req):
                 raise BuildError(f"controller.requirements: {req} does not exist")
-            d = os.path.join(self.cache, "pip", pm.sha256_file(req)[:16])
+            for d in self.controller_wheels(req, [str(v) for v in sps.as_list(ctl.get("python"))],
+                                            sps.as_list(ctl.get("platform"))):
+                for f in sorted(os.listdir(d)):
+                    if "wheels/" + f not in self.keep:
+                        self.place(os.path.join(d, f), "wheels/" + f)
+                        self.contents["controller"]["wheels"].append({"file": "wheels/" + f})
+            self.place(req, "wheels/requirements.txt")
+        if ctl.get("collection"):
+            self.controller_collection(str(ctl["collection"]))
+        self.write(bootstrap.NAME, bootstrap.SCRIPT.encode())
+        os.chmod(os.path.join(self.stage, bootstrap.NAME), 0o755)
+        self.contents["controller"].update(bootstrap=bootstrap.NAME, requirements="wheels/requirements.txt",
+                                           python=[str(v) for v in sps.as_list(ctl.get("python"))],
+                                           platform=sps.as_list(ctl.get("platform")))
+
+    def controller_wheels(self, req: str, pythons: list[str], platforms: list[str]) -> list[str]:
+        """Cache directories holding the wheels of the requirements (and pip, which the bootstrap
+        runs from its wheel): for each controller Python on the given platforms, binary wheels
+        only (pip download --only-binary=:all:); without pythons, for the build machine's."""
+        base = ["python3", "-m", "pip", "download", "-q", "--disable-pip-version-check"]
+        targets = [[]] if not pythons else [
+            ["--only-binary=:all:", "--implementation", "cp", "--python-version", py]
+            + [arg for plat in platforms for arg in ("--platform", plat)] for py in pythons]
+        dirs = []
+        for target in targets:
+            key = hashlib.sha256(json.dumps([pm.sha256_file(req), target]).encode()).hexdigest()[:16]
+            d = os.path.join(self.cache, "pip", key)
             if not os.path.isdir(d):
                 tmp = d + ".part"
                 shutil.rmtree(tmp, ignore_errors=True)
-                self._cmd("controller.requirements", ["python3", "-m", "pip", "download", "-q", "-d", tmp, "-r", req])
+                self._cmd("controller.requirements", base + target + ["-d", tmp, "-r", req, "pip"])
                 os.replace(tmp, d)
-            for f in sorted(os.listdir(d)):
-                self.place(os.path.join(d, f), "wheels/" + f)
-                self.contents["controller"]["wheels"].append({"file": "wheels/" + f})
-            self.place(req, "wheels/requirements.txt")
+            dirs.append(d)
+        return dirs
+
+    def controller_collection(self, src: str) -> None:
+        """collections/<namespace>-<name>-<version>.tar.gz built from a collection source with
+        ansible-galaxy; kept when its MANIFEST.json (which covers every file's sha256) is unchanged,
+        since a new build differs in its timestamps alone."""
+        src = os.path.abspath(os.path.expanduser(src))
+        if not os.path.isfile(os.path.join(src, "galaxy.yml")):
+            raise BuildError(f"controller.collection: {src} is not a collection source (no galaxy.yml)")
+        galaxy = self.which("ansible-galaxy")
+        if not galaxy:
+            raise BuildError("controller.collection: ansible-galaxy not found on the build machine")
+        with tempfile.TemporaryDirectory(prefix="tke-pack-collection-") as tmp:
+            self._cmd("controller.collection", [galaxy, "collection", "build", "--output-path", tmp, src])
+            (name,) = [f for f in os.listdir(tmp) if f.endswith(".tar.gz")]
+            rel = "collections/" + name
+            staged = os.path.join(self.stage, rel)
+            if os.path.isfile(staged) and _collection_manifest(staged) == _collection_manifest(os.path.join(tmp, name)):
+                self.keep.add(rel)
+            else:
+                self.place(os.path.join(tmp, name), rel)
+        self.contents["controller"]["collections"].append({"file": rel, "sha256": pm.sha256_file(staged)})
 
     # --- whole build -----------------------------------------------------------------------
     def prune(self) -> None:
@@ -290,7 +344,7 @@ class Builder:
             if rel not in self.keep:
                 os.unlink(os.path.join(self.stage, rel))
                 self.changed.append(f"removed {rel}")
-        for dirpath, _, _ in sorted(os.walk(self.stage), reverse=True):
+        for dirpath, dummy, dummy in sorted(os.walk(self.stage), reverse=True):
             if dirpath != self.stage and not os.listdir(dirpath):
                 os.rmdir(dirpath)
 

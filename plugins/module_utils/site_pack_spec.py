@@ -37,9 +37,12 @@ A spec (YAML) looks like::
       - path: /local/chart.tgz
         sha256: <hex>
     controller:
+      python: ["3.11"]                     # the controller's Python version(s): wheels for them
+      platform: manylinux2014_x86_64       # pip --platform tag(s) of the controller
+      requirements: /local/requirements.txt   # pip download on the build machine (+ pip itself)
+      collection: /src/offline_pot.tke     # a collection source built into collections/ (ansible-galaxy)
       collections: [{path: offline_pot-tke-0.1.0.tar.gz, sha256: <hex>}]
       wheels: [{url: ..., sha256: <hex>}]
-      requirements: /local/requirements.txt   # pip download on the build machine
 """
 from __future__ import annotations
 
@@ -49,6 +52,9 @@ SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 REPO_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
 TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+PYVER_RE = re.compile(r"^3\.[0-9]{1,2}$")
+PLATFORM_RE = re.compile(r"^[a-z0-9_]+$")
+CONTROLLER_KEYS = {"collections", "wheels", "requirements", "python", "platform", "collection"}
 TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller"}
 
 
@@ -141,12 +147,40 @@ def validate(spec) -> list[str]:
     for i, item in enumerate(spec.get("charts") or []):
         errors += _source_errors(label("charts", item, i), item)
     ctl = spec.get("controller") or {}
-    if not isinstance(ctl, dict) or set(ctl) - {"collections", "wheels", "requirements"}:
-        errors.append("controller takes collections, wheels and requirements")
+    if not isinstance(ctl, dict) or set(ctl) - CONTROLLER_KEYS:
+        errors.append("controller takes " + ", ".join(sorted(CONTROLLER_KEYS)))
         ctl = {}
     for sec in ("collections", "wheels"):
         for i, item in enumerate(ctl.get(sec) or []):
             errors += _source_errors(label(f"controller.{sec}", item, i), item)
+    errors += _controller_target_errors(ctl)
+    return errors
+
+
+def as_list(value) -> list:
+    """A scalar or a list, as a list (absent: empty)."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _controller_target_errors(ctl: dict) -> list[str]:
+    """The controller's Python version(s) and platform tag(s) the wheels are fetched for."""
+    errors = []
+    pythons = as_list(ctl.get("python"))
+    platforms = as_list(ctl.get("platform"))
+    for v in pythons:
+        if not isinstance(v, str) or not PYVER_RE.match(v):
+            errors.append(f"controller.python: {v!r} is not a Python version like 3.11 (quote it in YAML)")
+    for p in platforms:
+        if not isinstance(p, str) or not PLATFORM_RE.match(p):
+            errors.append(f"controller.platform: {p!r} is not a pip platform tag like manylinux2014_x86_64")
+    if bool(pythons) != bool(platforms):
+        errors.append("controller: python and platform go together (the wheels are fetched for both)")
+    if pythons and not ctl.get("requirements"):
+        errors.append("controller.python: needs controller.requirements (what to fetch wheels of)")
+    if ctl.get("collection") is not None and not isinstance(ctl.get("collection"), str):
+        errors.append("controller.collection: must be the path of a collection source directory")
     return errors
 
 

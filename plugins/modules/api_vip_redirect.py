@@ -20,8 +20,10 @@ description:
     changed when the check fails.
   - The rule lives in the kernel only; the ha_thirdparty role installs a systemd unit that puts it
     back at boot.
+requirements:
+  - iptables on the host
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 options:

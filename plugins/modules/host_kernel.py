@@ -21,8 +21,10 @@ description:
     without loadable module support (no C(/proc/modules)); swapoff refused with EPERM."
   - The files are written in any case, so the settings hold when the same host boots a full kernel.
   - C(changed) is true only when a file was written, a value set, a module loaded or swap turned off.
+requirements:
+  - modprobe (kmod) and swapoff (util-linux) on the host
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 options:
@@ -80,7 +82,7 @@ host:
   type: dict
   contains:
     can_set_clock: {description: The process has CAP_SYS_TIME in its bounding set., type: bool}
-    selinux: {description: enforcing, permissive or disabled., type: str}
+    selinux: {description: "SELinux mode: V(enforcing), V(permissive) or V(disabled) (also when SELinux is absent).", type: str}
     firewalld: {description: firewalld is installed., type: bool}
     ufw: {description: ufw is installed., type: bool}
 """

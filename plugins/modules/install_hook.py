@@ -21,12 +21,11 @@ description:
   - Runs on the controller only (C(run_once), delegated to C(localhost)). In check mode the hook runs
     with C(--check).
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   idempotent:
     support: none
     details: Whatever the user's hook does.

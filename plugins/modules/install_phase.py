@@ -21,9 +21,10 @@ description:
     journal is bookkeeping on the controller, so the task never reports C(changed). In check mode
     nothing is written.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 options:
   phase:
     description: Name of the phase (one of the phases of install.yml).

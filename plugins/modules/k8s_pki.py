@@ -26,18 +26,16 @@ description:
     a key. This is an action plugin - it runs on the controller whatever the task's host.
   - Returns, per host, the files that host needs (see RV(host_files)); M(offline_pot.tke.pki_distribute)
     writes them.
+requirements:
+  - cryptography (Python, on the controller)
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
+  - offline_pot.tke.attributes.ACTION
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: The diff lists the re-issued certificates with subject, SANs, expiry and serial before and after.
-  idempotent:
-    support: full
-  action:
-    support: full
 options:
   pki_dir:
     description: Controller directory holding the PKI (created 0700).

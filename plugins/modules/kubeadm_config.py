@@ -20,15 +20,12 @@ description:
   - The settings are checked first (CIDRs, endpoint, addresses); a bad value fails naming it.
   - The bootstrap token and the certificate key are masked in the diff and never returned.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: Secrets are shown as C(<secret>).
-  idempotent:
-    support: full
 options:
   path:
     description: Where to write the configuration.

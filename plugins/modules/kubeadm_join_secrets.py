@@ -21,16 +21,15 @@ description:
     generated and uploaded when none was recorded or the upload is older than the two hours
     kubeadm keeps it, less ten minutes. The key is recorded in I(state_dir) (mode 0600).
   - Secrets are never printed by the module; use C(no_log) on the task since the values are returned.
+requirements:
+  - kubeadm on the host (from the site pack)
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 attributes:
   check_mode:
-    support: full
     details: Reports what would be created; returns an existing token or key, creates nothing.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
 options:
   config:
     description: The first master's kubeadm configuration (needed to upload the certificates).
@@ -118,8 +117,8 @@ def main():
             kubeconfig=dict(type="path", default="/etc/kubernetes/admin.conf"),
             ca_cert=dict(type="path", default="/etc/kubernetes/pki/ca.crt"),
             kubeadm=dict(type="path", default="/usr/local/bin/kubeadm"),
-            token_description=dict(type="str", default="offline_pot.tke join token"),
-            token_ttl=dict(type="str", default="0"),
+            token_description=dict(type="str", default="offline_pot.tke join token", no_log=False),
+            token_ttl=dict(type="str", default="0", no_log=False),
             certificate_key=dict(type="bool", default=False),
             state_dir=dict(type="path", default="/etc/kubernetes/.offline_pot"),
         ),

@@ -23,17 +23,17 @@ description:
   - On failure reports kubeadm's exit code and the tail of its output.
   - Refuses to run a phase whose prerequisite phases (for example C(certs all) before
     C(kubeconfig all)) have not completed on this host, so a failed phase stops the ones after it.
+requirements:
+  - kubeadm on the host (from the site pack)
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
   check_mode:
-    support: full
     details: Reports whether the phase would run and why; runs nothing and records nothing.
   diff_mode:
-    support: full
     details: The recorded fingerprint and the missing files, before and after.
-  idempotent:
-    support: full
 options:
   command:
     description: The kubeadm command the phase belongs to.

@@ -18,12 +18,10 @@ description:
     received file against its sha256 before putting it in place.
   - A second run transfers nothing and reports changed=false.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
-attributes:
-  action:
-    support: full
+  - offline_pot.tke.attributes.ACTION
 options:
   src:
     description: The unpacked pack on the controller (the directory holding manifest.json).
@@ -61,6 +59,16 @@ options:
     type: list
     elements: dict
     default: []
+  files:
+    description:
+      - Internal, set by the action plugin from the manifest (path below O(prefix) to size and
+        sha256 of every selected file); not set in a task.
+    type: dict
+  archive:
+    description:
+      - Internal, set by the action plugin (the tar of the missing files, already on the host);
+        not set in a task.
+    type: path
 """
 
 EXAMPLES = r"""
@@ -119,16 +127,13 @@ STATE = ".tke-pack-sync.json"
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            dest=dict(type="path", required=True),
-            files=dict(type="dict", required=True),
-            prune=dict(type="bool", default=True),
-            archive=dict(type="path"),
-            install=dict(type="list", elements="dict", default=[]),
-        ),
+        argument_spec=dict(pm.SYNC_ARGS, files=dict(type="dict"), archive=dict(type="path")),
         supports_check_mode=True,
     )
     dest, expected = module.params["dest"], module.params["files"]
+    if expected is None:
+        module.fail_json(msg="files is set by the pack_sync action plugin from the manifest; "
+                             "run pack_sync as a task, not the module alone")
     state_file = os.path.join(dest, STATE)
     try:
         with open(state_file) as f:

@@ -16,7 +16,7 @@ description:
     C(client-certificate-data)). Keys are never read. Needs nothing but Python on the host; the
     controller parses the result (filter P(offline_pot.tke.cert_report#filter)).
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
 options:

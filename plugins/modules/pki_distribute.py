@@ -18,17 +18,13 @@ description:
     of M(offline_pot.tke.k8s_pki).
   - In check mode a source file that does not exist yet (the authority would issue it) counts as a change.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
+  - offline_pot.tke.attributes.ACTION
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: Names the files that change with SHA-256 prefixes, never their content.
-  idempotent:
-    support: full
-  action:
-    support: full
 options:
   pki_dir:
     description: The PKI directory on the controller.

@@ -17,15 +17,12 @@ description:
   - Contents are never logged or returned. Usually called by M(offline_pot.tke.pki_distribute),
     which reads the contents from the controller's PKI directory.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: The diff names the files that change and their SHA-256 prefixes, never their content.
-  idempotent:
-    support: full
 options:
   files:
     description: The files to write (paths and modes; their contents are in I(contents)).

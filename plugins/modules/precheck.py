@@ -17,9 +17,10 @@ description:
     the module itself does not fail on failing checks, so the calling play can report every
     failing check of every host at once.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 options:
   min_cpu:
     description: Minimum number of usable CPUs.
@@ -153,7 +154,7 @@ checks:
     check: {description: Name of the check., type: str}
     value: {description: What the host has., type: raw}
     limit: {description: What is required., type: str}
-    status: {description: pass, warn or fail., type: str}
+    status: {description: "One of V(pass), V(warn) or V(fail).", type: str, choices: [pass, warn, fail]}
     message: {description: Why it failed or warned; empty when it passed., type: str}
 failed_checks:
   description: The checks whose status is fail.

@@ -13,18 +13,18 @@ version_added: 0.1.0
 description:
   - Makes O(path) hold an entry for O(user) whose bcrypt hash matches O(password); an entry that
     already matches is left alone, so the file changes only when the password does.
-  - Hashes with the C(bcrypt) Python module when present, else with the C library's crypt()
-    (libxcrypt on current distributions supports bcrypt); no htpasswd command is needed.
+  - Hashes with the C(bcrypt) Python module (no htpasswd command is needed; Python's crypt module,
+    gone from Python 3.13, is not used). The registry phase installs it as an OS package from the
+    site pack (C(python3-bcrypt)).
+requirements:
+  - bcrypt (Python module on the host; Debian/Ubuntu and RHEL package python3-bcrypt)
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: full
     details: The diff names the users, never a hash.
-  idempotent:
-    support: full
 options:
   path:
     description: The htpasswd file.

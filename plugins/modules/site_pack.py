@@ -19,17 +19,19 @@ description:
   - Every URL or file is checked against its sha256; a failed download or a mismatch stops the
     build naming the item. A re-build with nothing changed changes nothing (changed=false).
   - The spec format is documented in docs/site_pack.md and in the module_utils site_pack_spec.
+requirements:
+  - tar; zstd for .tar.zst archives (else gzip)
+  - apt-get, dpkg-deb and apt-ftparchive for Debian packages; createrepo_c (or createrepo) for RPMs
+  - pip (python3 -m pip) for controller.requirements; ansible-galaxy for controller.collection
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 attributes:
   check_mode:
     support: partial
     details: In check mode the spec is validated and nothing is fetched or written; changed
       tells whether the pack has not been built yet.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
 options:
   spec:
     description: The pack spec as a mapping (see docs/site_pack.md).

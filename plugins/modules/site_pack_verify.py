@@ -19,17 +19,16 @@ description:
   - Fails listing every missing, truncated or altered file by its path; the offline phase runs it
     on the controller before any host is touched.
   - Returns the manifest, which the offline phase uses to decide what each host receives.
+requirements:
+  - tar; zstd to unpack a .tar.zst archive
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
 attributes:
   check_mode:
-    support: full
     details: An archive not yet unpacked is unpacked in check mode too (on the controller only),
       since nothing can be verified otherwise.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
 options:
   pack:
     description: The pack archive (.tar.zst, .tar.gz, .tar) or an unpacked pack directory.

@@ -20,15 +20,13 @@ description:
   - Writes only when the content or the mode differs, so an unchanged inventory reports changed=0.
   - The output is valid against C(schemas/tke.schema.json).
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 attributes:
-  check_mode:
-    support: full
   diff_mode:
-    support: none
     details: The file holds secrets; no diff is shown.
-  idempotent:
-    support: full
 options:
   dest:
     description: Where to write; default C({{ tke_state_dir }}/tke.json).

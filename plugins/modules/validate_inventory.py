@@ -21,9 +21,10 @@ description:
   - "Fails once, listing every problem as C(<where>: <variable>: <message>), where C(<where>) is
     C(all), C(group <name>), C(host <name>) or C(hosts <names>)."
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.ACTION
 options:
   extra_problems:
     description: Problems found by other means, reported with the rest (strings).
@@ -49,4 +50,3 @@ hosts:
   returned: always
   type: int
 """
-

@@ -17,7 +17,7 @@ description:
   - Routers that advertise by unicast to other hosts cannot be seen; multicast ones can.
   - Never changes the host.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
 options:

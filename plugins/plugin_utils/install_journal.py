@@ -37,7 +37,7 @@ PHASES = (
     ("nodes", ("nodes_", "kubelet_", "kubeadm_", "tke_"), False),
     ("hook:post-install", (), True),
 )
-PHASE_NAMES = tuple(name for name, _, _ in PHASES)
+PHASE_NAMES = tuple(name for name, dummy, dummy in PHASES)
 # Phases a user may name in tke_skip_phases / force_phases (hooks are skipped by removing them).
 USER_PHASES = tuple(n for n in PHASE_NAMES if not n.startswith("hook:"))
 
@@ -67,11 +67,11 @@ def phase_number(phase):
 
 
 def input_prefixes(phase):
-    return {name: prefixes for name, prefixes, _ in PHASES}[phase]
+    return {name: prefixes for name, prefixes, dummy in PHASES}[phase]
 
 
 def runs_together(phase):
-    return {name: together for name, _, together in PHASES}[phase]
+    return {name: together for name, dummy, together in PHASES}[phase]
 
 
 # Variables that steer the install run itself (resume, skip, force, where the hooks are): they are

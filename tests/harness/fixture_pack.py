@@ -122,7 +122,7 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
     if extra_mb:
         rnd = hashlib.sha256(b"seed").digest()
         chunks, h = [], rnd
-        for _ in range(extra_mb * 1024 * 1024 // 32):
+        for dummy in range(extra_mb * 1024 * 1024 // 32):
             h = hashlib.sha256(h).digest()
             chunks.append(h)
         base.append(_tar_layer({"opt/data.bin": b"".join(chunks)}))
@@ -139,6 +139,22 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
 
 
 # --- the whole fixture -------------------------------------------------------------------
+# glibc wheel tags a Debian 12 controller (glibc 2.36, x86_64) installs: the pack's controller section
+CONTROLLER_PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64",
+                        "manylinux_2_34_x86_64"]
+
+
+def run_cmd(argv, cwd=None):
+    """The `run` callable site_pack_build.Builder takes: (rc, stdout, stderr)."""
+    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    return res.returncode, res.stdout, res.stderr
+
+
+def venv_which(name):
+    """A command of this virtualenv (ansible-galaxy ...) first, then the system's."""
+    return shutil.which(name, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
 def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Path:
     """Make every input and the spec under work/; returns the spec path. Cached: a complete
     work/ (spec.yml present) is reused."""
@@ -198,7 +214,7 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     ctar = sorted(coll.glob("*.tar.gz"))[0]
     shutil.rmtree(tmp / "x")
     spec = {"name": "fixture", "version": "1.0.0",
-            "os_packages": {"deb": [{"apt": ["socat", "conntrack"]}]},
+            "os_packages": {"deb": [{"apt": ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend"]}]},
             "binaries": binaries, "images": images,
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
             "controller": {"collections": [{"path": str(work / "collections" / ctar.name), "sha256": sha256(ctar)}]}}

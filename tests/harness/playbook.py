@@ -66,7 +66,7 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
     full_env = dict(os.environ, ANSIBLE_CONFIG=str(TOP / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
                     ANSIBLE_NOCOLOR="1", PYTHONUNBUFFERED="1", **(env or {}))
     res = subprocess.run(argv, cwd=TOP, env=full_env, text=True, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=timeout)
+                         stderr=subprocess.STDOUT, timeout=timeout, check=False)
     return PlaybookRun(argv, res.returncode, res.stdout)
 
 

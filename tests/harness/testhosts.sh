@@ -1,9 +1,9 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Test hosts for offline_pot.tke: N Debian 12 "hosts" on this machine, each a systemd-nspawn
 # container booting real systemd, with its own IP on a private bridge and sshd reachable over
 # real SSH. Facts and hazards: docs/testing.md.
 #
-#   testhosts.sh deps              apt packages the harness itself needs (on the machine)
+#   testhosts.sh deps              apt packages the harness itself needs (on the machine; + shellcheck for ansible-test sanity)
 #   testhosts.sh rootfs            build (cold) or reuse (warm) the cached Debian 12 rootfs
 #   testhosts.sh repo              local apt repository for the hosts (tests/harness/packages.txt)
 #   testhosts.sh net-up | net-down private bridge + the forward guard of this instance
@@ -26,7 +26,7 @@ umask 022
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 TH_ID=${TH_ID:-1}
-[[ $TH_ID =~ ^[0-9]+$ ]] && (( TH_ID <= 99 )) || { echo "TH_ID must be 0-99" >&2; exit 2; }
+if ! [[ $TH_ID =~ ^[0-9]+$ ]] || (( TH_ID > 99 )); then echo "TH_ID must be 0-99" >&2; exit 2; fi
 CACHE=${TH_CACHE:-$TOP/.cache/testhosts}
 RUN=$CACHE/run-$TH_ID
 BR=thbr$TH_ID
@@ -199,6 +199,7 @@ up() {
     done
     # own cgroups per host (else all guests share one and systemd inside cannot kill units);
     # the loop restarts the container on exit code 133, which is how nspawn reports a guest reboot
+    # shellcheck disable=SC2016  # $$, $g, $@ and $rc belong to the inner sh
     setsid sh -c 'for g in $(cat '"$d"'/cgroups); do echo $$ > $g/cgroup.procs; done
        while :; do "$@"; rc=$?; [ $rc = 133 ] || exit $rc; done' nspawn \
       systemd-nspawn --boot --register=no --keep-unit -M "th$TH_ID-$h" --hostname="$h" -D "$d/merged" \
@@ -213,10 +214,10 @@ up() {
 }
 
 ssh_wait() {
-  local n t ip
+  local n ip
   for n in "$@"; do
     ip=$(host_ip "$n")
-    for t in $(seq 600); do
+    for _ in $(seq 600); do
       ssh -q -i "$KEY" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=1 \
         -o BatchMode=yes "root@$ip" true 2>/dev/null && continue 2
       sleep 0.2
@@ -240,7 +241,9 @@ down() {
     fi
     mountpoint -q "$d/merged" && umount "$d/merged" 2>/dev/null || umount -l "$d/merged" 2>/dev/null || true
     if [ -f "$d/cgroups" ]; then
-      for g in $(cat "$d/cgroups"); do [ -d "$g" ] && find "$g" -depth -type d -exec rmdir {} \; 2>/dev/null || true; done
+      while read -r g; do
+        if [ -d "$g" ]; then find "$g" -depth -type d -exec rmdir {} \; 2>/dev/null || true; fi
+      done < "$d/cgroups"
     fi
     rm -f "$d/pid"
   done
@@ -271,9 +274,10 @@ cmd=${1:-}; shift || true
 case $cmd in
   deps)
     command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null && command -v nft >/dev/null \
-      && command -v apt-ftparchive >/dev/null && command -v zstd >/dev/null && command -v ssh >/dev/null && exit 0
+      && command -v apt-ftparchive >/dev/null && command -v zstd >/dev/null && command -v ssh >/dev/null \
+      && command -v shellcheck >/dev/null && exit 0
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container nftables apt-utils zstd openssh-client >/dev/null ;;
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container nftables apt-utils zstd openssh-client shellcheck >/dev/null ;;
   rootfs) rootfs ;;
   repo) repo ;;
   net-up) net_up ;;

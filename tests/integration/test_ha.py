@@ -152,12 +152,12 @@ def test_local_lb_survives_a_master_down(testhosts, responders, tmp_path):
     try:
         converge_twice(PLAY, inv, "--tags", "ha")
         get = ha.get("https://127.0.0.1:6443/healthz")
-        answers = {testhosts.ssh("h3", get).stdout for _ in range(6)}
+        answers = {testhosts.ssh("h3", get).stdout for dummy in range(6)}
         assert answers == {"h1", "h2"}, answers  # both masters serve through the node's local LB
         ha.stop_responder(testhosts, "h1")
         # immediately (retried on the other server) and after the health check took h1 out
-        for _ in range(2):
-            answers = [testhosts.ssh("h3", get, check=False) for _ in range(6)]
+        for dummy in range(2):
+            answers = [testhosts.ssh("h3", get, check=False) for dummy in range(6)]
             assert all(a.returncode == 0 and a.stdout == "h2" for a in answers), answers
             time.sleep(5)
         for n in masters:  # the local load balancer is for nodes only

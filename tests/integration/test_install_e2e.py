@@ -89,12 +89,12 @@ def test_install_stops_at_a_failing_hook_and_resumes_there(testhosts, site, inst
     assert re.search(r"nodes: running on h3\b", second.output), second.explain()
     for task in ("Gather facts and evaluate the prerequisites", "Install keepalived", "init phase"):
         assert task not in second.output, task
-    names = [n for n, _ in hook_log(th)]
+    names = [n for n, dummy in hook_log(th)]
     assert names == ["pre-install", "control_plane/before", "post-cluster-ready", "nodes/after", "post-install"], names
-    stamps = [t for _, t in hook_log(th)]
+    stamps = [t for dummy, t in hook_log(th)]
     assert stamps == sorted(stamps)
     j = journal(site)
-    assert {p for p in PHASES} <= set(j["phases"])
+    assert set(PHASES) <= set(j["phases"])
     assert set(j["phases"]["nodes"]) == {"h3"} and set(j["phases"]["control_plane"]) == {"h1", "h2"}
     assert j["step"] == PHASE_NAMES.index("hook:post-install") + 1
     assert json.loads((site["dir"] / ".tke" / "tke.json").read_text())["step"] == j["step"]

@@ -2,7 +2,6 @@
 changed inputs, tags (resume after a failing hook: test_install_e2e.py)."""
 import json
 import re
-import textwrap
 
 import pytest
 
@@ -12,6 +11,7 @@ from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
+
 
 @pytest.fixture()
 def site(testhosts, tmp_path):
@@ -45,9 +45,9 @@ def test_hooks_run_in_order_once_and_the_journal_records_the_run(testhosts, site
     assert first.rc == 0, first.explain()
     assert re.search(r"control_plane: running on no host; skipping h1 \(skipped: named in\s+tke_skip_phases\)",
                      first.output), first.explain()
-    names = [n for n, _ in hook_log(testhosts)]
+    names = [n for n, dummy in hook_log(testhosts)]
     assert names == ["precheck/before", "precheck/after", "pre-install", "post-cluster-ready", "post-install"]
-    stamps = [t for _, t in hook_log(testhosts)]
+    stamps = [t for dummy, t in hook_log(testhosts)]
     assert stamps == sorted(stamps)
     j = journal(site)
     assert set(j["phases"]["precheck"]) == {"h1", "h2", "h3"}
@@ -98,7 +98,7 @@ def test_force_changed_inputs_tags_and_bad_phase_names(testhosts, site):
     assert re.search(r"skipping\s+h1\s+\(done", again.output), again.explain()
 
     # --tags precheck runs precheck only: no install hook ran
-    assert [n for n, _ in hook_log(testhosts)].count("pre-install") == 0
+    assert [n for n, dummy in hook_log(testhosts)].count("pre-install") == 0
 
     bad = run_playbook(INSTALL, site, "--tags", "precheck", "-e", "force_phases=precheck,kubelet")
     assert bad.rc != 0

@@ -95,7 +95,7 @@ def test_files_on_hosts_verify_and_have_the_kubeadm_layout(converged, testhosts)
                f"openssl verify -CAfile {PKI}/front-proxy-ca.crt {PKI}/front-proxy-client.crt",
                f"openssl verify -CAfile {PKI}/etcd/ca.crt {PKI}/apiserver-etcd-client.crt {PKI}/etcd/server.crt "
                f"{PKI}/etcd/peer.crt {PKI}/etcd/healthcheck-client.crt",
-               f"openssl verify -CAfile /etc/tke/pki/ca.crt /etc/tke/pki/gateway.crt /etc/tke/pki/webhook.crt"],
+               "openssl verify -CAfile /etc/tke/pki/ca.crt /etc/tke/pki/gateway.crt /etc/tke/pki/webhook.crt"],
         "h2": [f"openssl verify -CAfile {PKI}/etcd/ca.crt {PKI}/etcd/server.crt {PKI}/etcd/peer.crt",
                "openssl verify -CAfile /etc/tke/pki/ca.crt /etc/tke/pki/registry.crt"],
         "h3": [f"openssl verify -CAfile {PKI}/etcd/ca.crt {PKI}/etcd/server.crt {PKI}/etcd/peer.crt"],
@@ -197,7 +197,7 @@ def test_etcd_cluster_over_mutual_tls(services, testhosts):
     refused = testhosts.ssh("h2", f"curl -sS --cacert {PKI}/etcd/ca.crt {url}", check=False)
     assert refused.returncode != 0, refused.stdout
     # the server refused it for the missing client certificate (etcd logs why)
-    for _ in range(20):
+    for dummy in range(20):
         log = testhosts.ssh("h1", "journalctl -q -u etcd --no-pager | grep -c \"didn't provide a certificate\"",
                             check=False).stdout.strip()
         if log not in ("", "0"):
@@ -217,7 +217,7 @@ def registry_get(testhosts, host_name, ca=True):
 
 
 def wait_registry(testhosts, name="registry.tke.com"):
-    for _ in range(50):
+    for dummy in range(50):
         res = registry_get(testhosts, name)
         if res.stdout in ("200", "401"):      # 401: served over TLS, then asks for the registry login
             return res

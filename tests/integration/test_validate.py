@@ -36,12 +36,12 @@ def guarded_env(marker: Path, minimal: bool = True) -> dict:
 def problems_of(output: str) -> list[str]:
     """The `problems` list of the failed validate_inventory result (minimal callback: JSON)."""
     start = output.index("FAILED! => ") + len("FAILED! => ")
-    result, _ = json.JSONDecoder().raw_decode(output[start:].lstrip())
+    result, dummy = json.JSONDecoder().raw_decode(output[start:].lstrip())
     return result["problems"]
 
 
 def expected(path: Path) -> list[str]:
-    return [m for m in re.findall(r"^# expect: (.*)$", path.read_text(), re.M)]
+    return re.findall(r"^# expect: (.*)$", path.read_text(), re.M)
 
 
 def test_there_are_at_least_twenty_bad_inventories():

@@ -17,7 +17,7 @@ package's interface: callers use `k8s_pki.<name>` for the names below.
 from __future__ import annotations
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.certificates import (  # noqa: F401
-    BACKDATE, cert_ekus, cert_is_ca, cert_sans, cert_to_pem, days_left, describe, issue, key_matches, key_to_pem,
+    BACKDATE, HAS_CRYPTOGRAPHY, require_cryptography, cert_ekus, cert_is_ca, cert_sans, cert_to_pem, days_left, describe, issue, key_matches, key_to_pem,
     key_type_of, load_cert, load_key, new_key, not_after, public_to_pem, signed_by, subject_text, within_window)
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.distribution import (  # noqa: F401
     consumers, host_files)

@@ -10,13 +10,29 @@ from __future__ import annotations
 import datetime
 import ipaddress
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+try:
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+except ImportError as exc:
+    # a controller without cryptography still lists and loads the plugins importing this package
+    # (ansible-doc -l, the filters that need no certificate); what needs it says so when called
+    HAS_CRYPTOGRAPHY = False
+    CRYPTOGRAPHY_IMPORT_ERROR: ImportError | None = exc
+else:
+    HAS_CRYPTOGRAPHY = True
+    CRYPTOGRAPHY_IMPORT_ERROR = None
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.specs import CertSpec
+
+
+def require_cryptography() -> None:
+    """Raise an ImportError that says what to install when cryptography is missing."""
+    if not HAS_CRYPTOGRAPHY:
+        raise ImportError("the Python package cryptography is needed on the controller for the PKI "
+                          f"(pip install -r requirements.txt, or the site pack's bootstrap): {CRYPTOGRAPHY_IMPORT_ERROR}")
 
 BACKDATE = datetime.timedelta(minutes=5)   # tolerate a little clock skew between hosts
 

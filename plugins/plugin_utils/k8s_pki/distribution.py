@@ -27,7 +27,9 @@ def host_files(c: Cluster, host: str) -> list:
     (+ etcd server/peer when etcd is stacked); etcd members: their etcd certificates; registry
     hosts: the TKE server certificate as registry.crt/key with the CA.
     """
-    names = lambda hosts: {h["name"] for h in hosts}   # noqa: E731
+    def names(hosts):
+        return {h["name"] for h in hosts}
+
     masters, nodes = names(c.masters), names(c.masters) | names(c.nodes)
     etcd_hosts = names(c.etcd_members)
     out = {}

@@ -23,7 +23,9 @@ def _action(name):
 def _documented_options(name):
     text = (PLUGINS / "modules" / f"{name}.py").read_text()
     start = text.index('DOCUMENTATION = r"""') + len('DOCUMENTATION = r"""')
-    return yaml.safe_load(text[start:text.index('"""', start)]).get("options") or {}
+    options = yaml.safe_load(text[start:text.index('"""', start)]).get("options") or {}
+    # options the action plugin sets for its module (documented as "Internal, ...") are no task's
+    return {k: v for k, v in options.items() if not " ".join(v.get("description") or []).startswith("Internal")}
 
 
 def _normal(options, key):

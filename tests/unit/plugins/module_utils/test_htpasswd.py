@@ -1,3 +1,7 @@
+import sys
+
+import pytest
+
 from ansible_collections.offline_pot.tke.plugins.module_utils import htpasswd as h
 
 
@@ -27,3 +31,10 @@ def test_real_backend_round_trip():
     check, make = h.bcrypt_backend()
     hashed = make("secret")
     assert hashed.startswith("$2") and check("secret", hashed) and not check("other", hashed)
+
+
+def test_without_bcrypt_the_error_names_the_package(monkeypatch):
+    """No crypt() fallback (Python 3.13 has no crypt module): the host needs python3-bcrypt."""
+    monkeypatch.setitem(sys.modules, "bcrypt", None)
+    with pytest.raises(RuntimeError, match="install python3-bcrypt"):
+        h.bcrypt_backend()

@@ -49,19 +49,19 @@ def test_extra_files_are_not_problems(tree):
     ({"files": [{"path": "a"}]}, "files[0] needs path, size and sha256"),
 ])
 def test_bad_manifests(tree, change, error):
-    _, m = tree
+    dummy, m = tree
     assert any(error in e for e in pm.check_manifest({**m, **change}))
 
 
 def test_scan_reuses_known_hashes_for_unchanged_files(tree):
-    root, _ = tree
+    root, dummy = tree
     known = pm.scan_tree(str(root))
     known["bin/runc"]["sha256"] = "remembered"
     assert pm.scan_tree(str(root), known)["bin/runc"]["sha256"] == "remembered"
 
 
 def test_select_by_prefix_include_exclude(tree):
-    _, m = tree
+    dummy, m = tree
     assert list(pm.select(m, "bin")) == ["runc"]
     assert list(pm.select(m, "", include=["repo/"])) == ["repo/Packages"]
     assert list(pm.select(m, "", exclude=["repo/"])) == ["bin/runc"]

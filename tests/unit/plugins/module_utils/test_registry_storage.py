@@ -7,24 +7,7 @@ import tarfile
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
-
-
-def write_layout(path, tag, layers):
-    blobs = path / "blobs" / "sha256"
-    blobs.mkdir(parents=True)
-
-    def blob(data):
-        d = hashlib.sha256(data).hexdigest()
-        (blobs / d).write_bytes(data)
-        return {"digest": "sha256:" + d, "size": len(data)}
-    descs = [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **blob(gzip.compress(x, mtime=0))}
-             for x in layers]
-    config = {"mediaType": "application/vnd.oci.image.config.v1+json", **blob(json.dumps({"tag": tag}).encode())}
-    manifest = blob(json.dumps({"schemaVersion": 2, "config": config, "layers": descs}).encode())
-    index = {"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                                                **manifest, "annotations": {rs.REF_NAME: tag}}]}
-    (path / "index.json").write_text(json.dumps(index))
-    return manifest["digest"]
+from harness.oci_layout import write_layout
 
 
 def test_shared_layers_are_stored_once_and_linked_per_repository(tmp_path):
@@ -34,7 +17,7 @@ def test_shared_layers_are_stored_once_and_linked_per_repository(tmp_path):
     r1 = rs.import_image(str(root), str(tmp_path / "a"), "library/a", "1")
     r2 = rs.import_image(str(root), str(tmp_path / "b"), "library/b", "2")
     assert r1["digest"] == d1 and r2["digest"] == d2 and r1["changed"] and r2["changed"]
-    blobs = [p for p in root.rglob("data")]
+    blobs = list(root.rglob("data"))
     assert len(blobs) == 2 + 2 + 1 + 1  # 2 manifests, 2 configs, shared layer, a-only layer
     assert rs.stored_blob_bytes(str(root)) < r1["image_bytes"] + r2["image_bytes"]
     tag = root / rs.V2 / "repositories/library/a/_manifests/tags/1/current/link"

@@ -11,11 +11,11 @@ import threading
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
-from test_registry_storage import write_layout
+from harness.oci_layout import write_layout
 
 
 def run(argv, cwd):
-    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     return res.returncode, res.stdout, res.stderr
 
 

@@ -111,8 +111,8 @@ def test_apiserver_sans(built):
 
 def test_etcd_member_sans(built):
     files = built[0]
-    assert sans(cert(files, "etcd/members/m2/server")) == {"m2", "localhost", "etcd", "etcd.kube-system",
-                                                            "10.0.0.12", "127.0.0.1", "::1"}
+    assert sans(cert(files, "etcd/members/m2/server")) == {
+        "m2", "localhost", "etcd", "etcd.kube-system", "10.0.0.12", "127.0.0.1", "::1"}
     assert sans(cert(files, "etcd/members/m2/peer")) == {"m2", "localhost", "10.0.0.12", "127.0.0.1", "::1"}
 
 
@@ -129,7 +129,7 @@ def test_service_account_pair(built):
 
 
 def test_key_types():
-    files, _, _ = p.reconcile(cluster(key_type="rsa", masters=[{"name": "m1", "ip": "10.0.0.11"}], nodes=[],
+    files, dummy, dummy = p.reconcile(cluster(key_type="rsa", masters=[{"name": "m1", "ip": "10.0.0.11"}], nodes=[],
                                       registry=[], machines=[]), {}, NOW)
     assert isinstance(p.load_key(files["apiserver.key"]), rsa.RSAPrivateKey)
     assert p.load_key(files["apiserver.key"]).key_size == 2048
@@ -156,7 +156,7 @@ def test_admin_groups_per_version(version, group, super_admin):
 
 
 def test_second_run_reuses_everything_byte_for_byte(built):
-    files, _, _ = built
+    files, dummy, dummy = built
     again, actions, warnings = p.reconcile(cluster(), files, NOW + datetime.timedelta(days=300))
     assert {a.action for a in actions} == {"reused"}
     assert p.changed_files(files, again) == []
@@ -167,8 +167,8 @@ def changed_certs(actions):
 
 
 def test_new_vip_reissues_exactly_the_certs_carrying_it(built):
-    files, _, _ = built
-    again, actions, _ = p.reconcile(cluster(vip="10.0.0.200"), files, NOW)
+    files, dummy, dummy = built
+    again, actions, dummy = p.reconcile(cluster(vip="10.0.0.200"), files, NOW)
     assert changed_certs(actions) == ["apiserver", "tke/server"]
     reasons = {a.name: a.reason for a in actions}
     assert reasons["apiserver"] == "missing SANs: 10.0.0.200"
@@ -179,26 +179,26 @@ def test_new_vip_reissues_exactly_the_certs_carrying_it(built):
 
 
 def test_new_api_domain_sans(built):
-    files, _, _ = built
-    _, actions, _ = p.reconcile(cluster(apiserver_extra_sans=["api.example.org", "k8s.example.org"]), files, NOW)
+    files, dummy, dummy = built
+    dummy, actions, dummy = p.reconcile(cluster(apiserver_extra_sans=["api.example.org", "k8s.example.org"]), files, NOW)
     assert changed_certs(actions) == ["apiserver"]
-    _, actions, _ = p.reconcile(cluster(registry_domain="hub.example.org"), files, NOW)
+    dummy, actions, dummy = p.reconcile(cluster(registry_domain="hub.example.org"), files, NOW)
     assert changed_certs(actions) == ["tke/server"]
 
 
 def test_new_master_affects_its_own_certs_only(built):
-    files, _, _ = built
+    files, dummy, dummy = built
     c = cluster()
     c.masters = c.masters + [{"name": "m4", "ip": "10.0.0.14"}]
-    again, actions, _ = p.reconcile(c, files, NOW)
+    again, actions, dummy = p.reconcile(c, files, NOW)
     assert changed_certs(actions) == ["apiserver", "etcd/members/m4/peer", "etcd/members/m4/server",
                                       "kubeconfig/kubelet/m4"]
     assert "kubeconfigs/m4/scheduler.conf" in again
 
 
 def test_force_all_renews_leaves_not_cas(built):
-    files, _, _ = built
-    again, actions, _ = p.reconcile(cluster(), files, NOW, force="all")
+    files, dummy, dummy = built
+    again, actions, dummy = p.reconcile(cluster(), files, NOW, force="all")
     acts = {a.name: a for a in actions}
     assert acts["ca"].action == "reused" and acts["etcd/ca"].action == "reused"
     assert acts["apiserver"].action == "renewed" and acts["apiserver"].reason == "forced"
@@ -209,16 +209,16 @@ def test_force_all_renews_leaves_not_cas(built):
 
 
 def test_force_one_by_name(built):
-    files, _, _ = built
-    _, actions, _ = p.reconcile(cluster(), files, NOW, force=["front-proxy-client"])
+    files, dummy, dummy = built
+    dummy, actions, dummy = p.reconcile(cluster(), files, NOW, force=["front-proxy-client"])
     assert changed_certs(actions) == ["front-proxy-client"]
     with pytest.raises(ValueError, match="unknown certificate names to renew: nope"):
         p.reconcile(cluster(), files, NOW, force=["nope"])
 
 
 def test_new_ca_reissues_everything_it_signed(built):
-    files, _, _ = built
-    again, actions, _ = p.reconcile(cluster(), files, NOW, force=["etcd/ca"])
+    files, dummy, dummy = built
+    again, actions, dummy = p.reconcile(cluster(), files, NOW, force=["etcd/ca"])
     assert changed_certs(actions) == ["apiserver-etcd-client", "etcd/ca", "etcd/healthcheck-client",
                                       "etcd/members/m1/peer", "etcd/members/m1/server", "etcd/members/m2/peer",
                                       "etcd/members/m2/server", "etcd/members/m3/peer", "etcd/members/m3/server"]
@@ -242,7 +242,7 @@ def near(files, name, days_left, seconds=0):
                                                   (1, 0, True), (-5, 0, True)])
 def test_expiry_window_boundaries(built, days, seconds, renewed):
     files = near(built[0], "apiserver-kubelet-client", days, seconds)
-    again, actions, _ = p.reconcile(cluster(), files, NOW, renew_days=30)
+    again, actions, dummy = p.reconcile(cluster(), files, NOW, renew_days=30)
     acts = {a.name: a for a in actions}
     assert changed_certs(actions) == (["apiserver-kubelet-client"] if renewed else [])
     if renewed:
@@ -256,7 +256,7 @@ def test_ca_near_expiry_warns_and_is_kept(built):
     spec = p.CertSpec("ca", "kubernetes", days=10)
     key = p.load_key(files["ca.key"])
     files["ca.crt"] = p.cert_to_pem(p.issue(spec, key, NOW))
-    _, actions, warnings = p.reconcile(cluster(), files, NOW)
+    dummy, actions, warnings = p.reconcile(cluster(), files, NOW)
     assert {a.name: a.action for a in actions}["ca"] == "reused"
     assert len(warnings) == 1 and "CA ca expires in" in warnings[0]
 
@@ -265,7 +265,7 @@ def test_wrong_key_or_broken_files_are_replaced(built):
     files = dict(built[0])
     files["apiserver.key"] = files["tke/admin.key"]
     files["front-proxy-client.crt"] = b"garbage"
-    _, actions, _ = p.reconcile(cluster(), files, NOW)
+    dummy, actions, dummy = p.reconcile(cluster(), files, NOW)
     acts = {a.name: a for a in actions}
     assert acts["apiserver"].reason == "key does not match the certificate"
     assert acts["front-proxy-client"].reason == "missing"
@@ -274,7 +274,7 @@ def test_wrong_key_or_broken_files_are_replaced(built):
 
 def test_key_type_change_rekeys(built):
     files = built[0]
-    _, actions, _ = p.reconcile(cluster(key_type="rsa"), files, NOW)
+    dummy, actions, dummy = p.reconcile(cluster(key_type="rsa"), files, NOW)
     acts = {a.name: a for a in actions}
     assert acts["apiserver"].reason == "key type is ecdsa, wanted rsa"
     assert acts["ca"].action == "reused"
@@ -284,13 +284,13 @@ def test_user_provided_ca_is_imported(built):
     ca_key = p.new_key("ecdsa")
     ca_cert = p.issue(p.CertSpec("ca", "my-corp-ca"), ca_key, NOW)
     user = {"ca": {"cert": p.cert_to_pem(ca_cert), "key": p.key_to_pem(ca_key)}}
-    files, actions, _ = p.reconcile(cluster(), built[0], NOW, user_cas=user)
+    files, actions, dummy = p.reconcile(cluster(), built[0], NOW, user_cas=user)
     acts = {a.name: a for a in actions}
     assert acts["ca"].action == "imported"
     assert acts["apiserver"].reason == "not signed by the current ca"
     assert acts["front-proxy-client"].action == "reused"
     assert p.signed_by(cert(files, "apiserver"), ca_cert)
-    again, actions, _ = p.reconcile(cluster(), files, NOW, user_cas=user)
+    again, actions, dummy = p.reconcile(cluster(), files, NOW, user_cas=user)
     assert {a.action for a in actions} == {"reused"} and p.changed_files(files, again) == []
     bad = {"ca": {"cert": p.cert_to_pem(ca_cert), "key": built[0]["ca.key"]}}
     with pytest.raises(ValueError, match="not a matching CA pair"):
@@ -316,8 +316,8 @@ def test_kubeconfigs_kubeadm_layout(built):
 def test_host_files_per_role():
     c = cluster(etcd=[{"name": "e1", "ip": "10.0.0.31"}])
     m1 = {f["dest"]: f for f in p.host_files(c, "m1")}
-    assert m1["/etc/kubernetes/pki/apiserver.key"] == {"src": "apiserver.key",
-                                                        "dest": "/etc/kubernetes/pki/apiserver.key", "mode": "0600"}
+    assert m1["/etc/kubernetes/pki/apiserver.key"] == {
+        "src": "apiserver.key", "dest": "/etc/kubernetes/pki/apiserver.key", "mode": "0600"}
     assert m1["/etc/kubernetes/controller-manager.conf"]["src"] == "kubeconfigs/m1/controller-manager.conf"
     assert "/etc/kubernetes/pki/etcd/server.crt" not in m1 and "/etc/kubernetes/pki/etcd/ca.key" not in m1
     e1 = sorted(p.host_files(c, "e1"), key=lambda f: f["dest"])
