@@ -71,7 +71,7 @@ def test_failing_hook_stops_the_run_and_a_rerun_resumes_there(testhosts, site, t
     assert third.rc == 0 and third.changed_hosts() == {}, third.explain()
     # the run ends with a summary that says where things are and holds no secret
     summary = third.output.split("TASK [What was installed and where its files are]", 1)[1]
-    assert "journal: " in summary and f"(step {j['step']}/14)" in summary, third.explain()
+    assert "journal: " in summary and f"(step {j['step']}/15)" in summary, third.explain()
     assert "skipped by tke_skip_phases: offline, host_init" in summary
     assert "test-admin-password" not in third.output
     assert len(hook_log(testhosts)) == 5, "a finished install ran a hook again"
