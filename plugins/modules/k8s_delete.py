@@ -72,13 +72,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import
 
 def main():
     module = AnsibleModule(argument_spec=args.argument_spec(
-        objects=dict(type="list", elements="dict", required=True, options=dict(
-            api_version=dict(type="str", default="v1"),
-            kind=dict(type="str", required=True),
-            name=dict(type="str"),
-            namespace=dict(type="str"),
-            label_selector=dict(type="str"),
-        )),
+        objects=args.object_refs(),
     ), supports_check_mode=True)
     missing = [o["kind"] for o in module.params["objects"] if not o["name"] and not o["label_selector"]]
     if missing:

@@ -98,14 +98,8 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import
 
 def main():
     module = AnsibleModule(argument_spec=args.argument_spec(
-        objects=dict(type="list", elements="dict", required=True, options=dict(
-            api_version=dict(type="str", default="v1"),
-            kind=dict(type="str", required=True, choices=sorted(waiter.RULES)),
-            name=dict(type="str"),
-            namespace=dict(type="str"),
-            label_selector=dict(type="str"),
-            names=dict(type="list", elements="str", default=[]),
-        )),
+        objects=args.object_refs(kind=dict(type="str", required=True, choices=sorted(waiter.RULES)),
+                                 names=dict(type="list", elements="str", default=[])),
         timeout=dict(type="int", default=300),
         delay=dict(type="int", default=5),
     ), supports_check_mode=True)

@@ -15,6 +15,23 @@ CONNECTION_SPEC = dict(
 )
 
 
+# An object, or the objects of a kind matching a label selector (k8s_wait, k8s_delete).
+OBJECT_REF_OPTIONS = dict(
+    api_version=dict(type="str", default="v1"),
+    kind=dict(type="str", required=True),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selector=dict(type="str"),
+)
+
+
+def object_refs(**extra):
+    """The list-of-object-references option, with extra sub-options (or overrides)."""
+    options = {k: dict(v) for k, v in OBJECT_REF_OPTIONS.items()}
+    options.update(extra)
+    return dict(type="list", elements="dict", required=True, options=options)
+
+
 def argument_spec(**extra):
     spec = dict(CONNECTION_SPEC)
     spec.update(extra)
