@@ -86,3 +86,11 @@ def test_connection_errors_name_the_part(mutate, message):
 def test_unreadable_kubeconfig_names_the_file(tmp_path):
     with pytest.raises(kubeconfig.KubeconfigError, match="cannot read kubeconfig .*missing"):
         kubeconfig.read(str(tmp_path / "missing"))
+
+
+def test_reads_the_kubeconfigs_the_pki_phase_writes():
+    from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki import render_kubeconfig
+    text = render_kubeconfig("global", "https://api.tke.com:6443", CA, "kubernetes-admin", CERT, KEY)
+    conn = kubeconfig.connection(kubeconfig._mini_yaml(text))
+    assert (conn["server"], conn["ca"], conn["cert"], conn["key"]) == (
+        "https://api.tke.com:6443", {"data": CA}, {"data": CERT}, {"data": KEY})
