@@ -11,7 +11,7 @@ from harness import hooks
 from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
-SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
+SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes", "network"]
 
 @pytest.fixture()
 def site(testhosts, tmp_path):
