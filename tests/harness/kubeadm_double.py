@@ -84,7 +84,7 @@ def install(th, names=None, api_domain_ip: str | None = None) -> None:
             "tar -C /usr/local/lib/apiserver-double -xf -"], input=api_tar, check=True, timeout=300)
         hosts_line = (f" && (grep -q ' api.tke.com$' /etc/hosts || echo '{api_domain_ip} api.tke.com' >> /etc/hosts)"
                       if api_domain_ip else "")
-        th.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography) >/dev/null 2>&1; "
-                  "python3 -c 'import cryptography' && "
-                  "python3 -c 'import sys; sys.path[:0] = [\"/usr/local/lib/apiserver-double/vendor\"]; "
+        th.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography etcd-client) >/dev/null 2>&1; "
+                  "python3 -c 'import cryptography' && command -v etcdctl >/dev/null && "
+                  "python3 -c 'import sys; sys.path[:0] = [\"/usr/local/lib/apiserver-double/vendor\", \"/usr/local/lib/kubeadm-double\"]; "
                   "import kubernetes_validate'" + hosts_line, timeout=300)

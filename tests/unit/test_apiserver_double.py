@@ -107,6 +107,16 @@ def test_validation_errors_become_kubernetes_status():
     assert _schema_error(deployment()) is None
 
 
+def test_crd_schema_admits_what_kubernetes_admits():
+    import jsonschema
+    s = logic.crd_schema({"type": "object", "properties": {
+        "a": {"type": "string", "nullable": True}, "b": {"x-kubernetes-int-or-string": True},
+        "c": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}})
+    v = jsonschema.Draft4Validator(s)
+    assert v.is_valid({"a": None, "b": 1, "c": {}}) and v.is_valid({"b": "50%"})
+    assert not v.is_valid({"b": [1]}) and not v.is_valid({"a": 1})
+
+
 def test_cni_ready_rule(tmp_path):
     assert not logic.cni_config_ok(str(tmp_path / "missing"))
     assert not logic.cni_config_ok(str(tmp_path))

@@ -418,6 +418,22 @@ def schema_error_to_api(res, name, err):
     return invalid(res, name, [(path, "FieldValueInvalid", f"Invalid value: {_shown(err.instance)}: {err.message}")])
 
 
+def crd_schema(schema):
+    """A CRD's openAPIV3Schema as JSON Schema (draft 4) for jsonschema: `nullable: true` admits null,
+    `x-kubernetes-int-or-string` admits an integer or a string; other x-kubernetes-* are ignored."""
+    if isinstance(schema, list):
+        return [crd_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: crd_schema(v) for k, v in schema.items() if not k.startswith("x-kubernetes-") and k != "nullable"}
+    if schema.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if schema.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
 # ------------------------------------------------------------------------------ Node Ready rule
 NOT_READY_MESSAGE = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
                      "message:Network plugin returns error: cni plugin not initialized")

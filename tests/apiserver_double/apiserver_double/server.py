@@ -60,6 +60,7 @@ class Api:
         self.images = images
         self._crds, self._crds_at = [], 0.0
         self._validate = None
+        self._sync_lock = threading.Lock()
 
     # ---------------------------------------------------------------- keys and resources
     @staticmethod
@@ -191,7 +192,7 @@ class Api:
         if not res.schema:
             return
         import jsonschema
-        schema = copy.deepcopy(res.schema)
+        schema = logic.crd_schema(res.schema)
         props = schema.setdefault("properties", {})
         for k in ("apiVersion", "kind", "metadata"):
             props.pop(k, None)
@@ -377,7 +378,12 @@ class Api:
 
     def sync_kubeadm_state(self):
         """What kubeadm wrote "to the API" (the kubeadm double's state file on this host) becomes API
-        objects: its ConfigMaps, bootstrap-token Secrets, and its control-plane marks for Nodes."""
+        objects: its ConfigMaps, bootstrap-token Secrets, and its control-plane marks for Nodes.
+        Called for every request (a stat when nothing changed) and every 5 s."""
+        with self._sync_lock:
+            self._sync_kubeadm_state()
+
+    def _sync_kubeadm_state(self):
         path = self.kubeadm_state
         try:
             stamp = os.stat(path).st_mtime_ns if path else None
@@ -503,6 +509,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         q = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
         path = url.path.rstrip("/") or "/"
+        api.sync_kubeadm_state()
         user = api.authenticate(self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None,
                                 self.headers.get("Authorization"))
         if path in PUBLIC_PATHS or path.startswith(("/healthz/", "/readyz/", "/livez/")):

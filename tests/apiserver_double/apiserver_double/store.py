@@ -1,5 +1,5 @@
 """Where the double keeps objects: the real etcd the apiserver manifest names (--etcd-servers with
---etcd-cafile/--etcd-certfile/--etcd-keyfile, through etcd's v3 JSON gateway over mutual TLS), so
+--etcd-cafile/--etcd-certfile/--etcd-keyfile, through etcdctl, mutual TLS), so
 every master's double shows the same objects; or, when no etcd answers there (stacked etcd: the
 kubeadm double runs no etcd), a file on this host (then masters do NOT share objects).
 
@@ -11,18 +11,8 @@ import base64
 import fcntl
 import json
 import os
-import ssl
+import subprocess
 import threading
-import urllib.error
-import urllib.request
-
-
-def _b64(s: str) -> str:
-    return base64.b64encode(s.encode()).decode()
-
-
-def prefix_end(prefix: str) -> str:
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 class StoreUnavailable(Exception):
@@ -30,72 +20,72 @@ class StoreUnavailable(Exception):
 
 
 class EtcdStore:
-    """etcd v3 over its gRPC JSON gateway (POST /v3/kv/range|put|deleterange|txn, base64 keys)."""
+    """etcd v3 through etcdctl (-w json): the collection's etcd is configured by a file, which leaves
+    etcd's HTTP/JSON gateway off (its default comes from the command-line flag only), and a gRPC
+    client is not available on the hosts; etcdctl speaks etcd's gRPC API with mutual TLS."""
 
     kind = "etcd"
 
-    def __init__(self, endpoints, cafile, certfile, keyfile, timeout=5):
-        self.endpoints = [e.rstrip("/") for e in endpoints]
-        self.ctx = ssl.create_default_context(cafile=cafile or None)
-        if certfile:
-            self.ctx.load_cert_chain(certfile, keyfile or None)
-        self.timeout = timeout
+    def __init__(self, endpoints, cafile, certfile, keyfile, etcdctl="etcdctl", timeout=5):
+        self.base = [etcdctl, "--endpoints=" + ",".join(endpoints), f"--command-timeout={timeout}s",
+                     "--dial-timeout=3s", "-w", "json"]
+        for flag, f in (("cacert", cafile), ("cert", certfile), ("key", keyfile)):
+            if f:
+                self.base.append(f"--{flag}={f}")
+        self.endpoints = endpoints
 
-    def _call(self, path, body):
-        err = None
-        for ep in list(self.endpoints):
-            req = urllib.request.Request(ep + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
-            try:
-                with urllib.request.urlopen(req, context=self.ctx, timeout=self.timeout) as r:
-                    return json.loads(r.read() or b"{}")
-            except (OSError, urllib.error.URLError, ValueError) as e:
-                err = e
-                self.endpoints.append(self.endpoints.pop(0))   # try the next member next time
-        raise StoreUnavailable(f"etcd {self.endpoints}: {err}")
+    def _run(self, args, stdin=None):
+        try:
+            r = subprocess.run(self.base + args, input=stdin, capture_output=True, text=True, timeout=30,
+                               env=dict(os.environ, ETCDCTL_API="3"))
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise StoreUnavailable(f"etcd {self.endpoints}: {e}") from None
+        if r.returncode != 0:
+            raise StoreUnavailable(f"etcd {self.endpoints}: {(r.stderr or r.stdout).strip()}")
+        return json.loads(r.stdout or "{}")
 
     def ping(self):
-        self._call("/v3/kv/range", {"key": _b64("/registry/health")})
+        self._run(["get", "/registry/health"])
 
     @staticmethod
     def _kv(kv):
         return json.loads(base64.b64decode(kv["value"])), int(kv.get("mod_revision", 0))
 
     def get(self, key):
-        r = self._call("/v3/kv/range", {"key": _b64(key)})
-        kvs = r.get("kvs") or []
+        kvs = self._run(["get", key]).get("kvs") or []
         return self._kv(kvs[0]) if kvs else None
 
     def list(self, prefix):
-        r = self._call("/v3/kv/range", {"key": _b64(prefix), "range_end": _b64(prefix_end(prefix))})
+        r = self._run(["get", "--prefix", prefix])
         return [self._kv(kv) for kv in r.get("kvs") or []], int(r["header"]["revision"])
 
-    def _txn(self, key, compare, value):
-        r = self._call("/v3/kv/txn", {"compare": [dict(compare, key=_b64(key))],
-                                      "success": [{"request_put": {"key": _b64(key), "value": _b64(json.dumps(value))}}]})
+    def _txn(self, compare, op):
+        # etcdctl txn reads: compares, a blank line, success requests, a blank line, failure requests
+        r = self._run(["txn"], f"{compare}\n\n{op}\n\n\n")
         return int(r["header"]["revision"]) if r.get("succeeded") else None
+
+    @staticmethod
+    def _put(key, value):
+        return f"put {key} {json.dumps(json.dumps(value))}"
 
     def create(self, key, value):
         """The new revision, or None when the key exists."""
-        return self._txn(key, {"target": "CREATE", "result": "EQUAL", "create_revision": "0"}, value)
+        return self._txn(f'create("{key}") = "0"', self._put(key, value))
 
     def update(self, key, value, expect_rev):
         """The new revision, or None when the key's mod_revision is not expect_rev (or it is gone)."""
-        return self._txn(key, {"target": "MOD", "result": "EQUAL", "mod_revision": str(expect_rev)}, value)
+        return self._txn(f'mod("{key}") = "{int(expect_rev)}"', self._put(key, value))
 
     def delete(self, key, expect_rev=None):
         if expect_rev is None:
-            r = self._call("/v3/kv/deleterange", {"key": _b64(key)})
-            return int(r.get("deleted", 0)) > 0
-        r = self._call("/v3/kv/txn", {"compare": [{"key": _b64(key), "target": "MOD", "result": "EQUAL",
-                                                   "mod_revision": str(expect_rev)}],
-                                      "success": [{"request_delete_range": {"key": _b64(key)}}]})
-        return bool(r.get("succeeded"))
+            return int(self._run(["del", key]).get("deleted", 0)) > 0
+        return self._txn(f'mod("{key}") = "{int(expect_rev)}"', f"del {key}") is not None
 
     def delete_prefix(self, prefix):
-        self._call("/v3/kv/deleterange", {"key": _b64(prefix), "range_end": _b64(prefix_end(prefix))})
+        self._run(["del", "--prefix", prefix])
 
     def revision(self):
-        return int(self._call("/v3/kv/range", {"key": _b64("/registry/health")})["header"]["revision"])
+        return int(self._run(["get", "/registry/health"])["header"]["revision"])
 
 
 class FileStore:
@@ -190,17 +180,14 @@ def open_store(args, file_path, tries=10, wait=1.0, log=print):
     import time
     servers = [s for s in (args.get("etcd-servers") or "").split(",") if s]
     if servers:
-        try:
-            st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
-            for n in range(tries):
-                try:
-                    st.ping()
-                    log(f"I storage: etcd {','.join(servers)}")
-                    return st
-                except StoreUnavailable as e:
-                    if n == tries - 1:
-                        log(f"W storage: no etcd answers ({e}); objects in {file_path} on this host only")
-                    time.sleep(wait)
-        except (OSError, ssl.SSLError) as e:
-            log(f"W storage: etcd client files unusable ({e}); objects in {file_path} on this host only")
+        st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
+        for n in range(tries):
+            try:
+                st.ping()
+                log(f"I storage: etcd {','.join(servers)}")
+                return st
+            except StoreUnavailable as e:
+                if n == tries - 1:
+                    log(f"W storage: no etcd answers ({e}); objects in {file_path} on this host only")
+                time.sleep(wait)
     return FileStore(file_path)
