@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark of install.yml on 3 fresh test hosts, every phase: full install time, no-op re-run time
 (journal resume) and its ratio to the install, a full re-converge with resume off, tasks executed per
-host, and per-phase times from the phase banners. The site is the end-to-end test's: HA keepalived
+host, and per-phase times from the phase banners (the network phase on a line of its own). The site is the end-to-end test's: HA keepalived
 (h1, h2 masters holding the VIP; h3 a worker), external etcd on h1, the registry on h1, the fixture
 site pack; kubeadm and kubelet are the test doubles (tests/kubeadm_double), put on the hosts first.
 Not a test: prints numbers for the closing notes.
@@ -61,6 +61,9 @@ def main():
                 f"{h} {n}/{tasks_per_host(noop).get(h, 0)}" for h, n in sorted(tasks_per_host(full).items())))
             print("per-phase time (install): " + ", ".join(
                 f"{m[0]}. {m[1]} {m[2]} s" for m in PHASE_DONE.findall(full.output)))
+            network = [m[2] for m in PHASE_DONE.findall(full.output) if m[1] == "network"]
+            print(f"network phase (CNI configs, objects through the API, wait for every node Ready): "
+                  f"{network[0] + ' s' if network else 'did not run'}")
             print("changed by the re-converge: " + ("; ".join(again.changed_tasks()) or "nothing"))
     finally:
         hosts.destroy()

@@ -35,6 +35,7 @@ PHASES = (
     ("control_plane", ("control_plane_", "kubelet_", "kubeadm_", "tke_"), True),
     ("hook:post-cluster-ready", (), True),
     ("nodes", ("nodes_", "kubelet_", "kubeadm_", "tke_"), False),
+    ("network", ("network_", "tke_"), True),
     ("hook:post-install", (), True),
 )
 PHASE_NAMES = tuple(name for name, dummy, dummy in PHASES)

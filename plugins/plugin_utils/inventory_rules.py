@@ -22,6 +22,9 @@ PHASES = install_journal.USER_PHASES
 # Phases a user cannot skip: nothing may run on an unchecked inventory.
 UNSKIPPABLE = ("validate",)
 HA_MODES = ("none", "keepalived", "thirdparty", "local_lb")
+# Pod network MTU when set (0 = derived from the node interface): 1280 is the smallest link MTU
+# IPv6 allows (RFC 8200 section 5), 9000 a jumbo frame.
+NETWORK_MTU = (1280, 9000)
 MIN_PASSWORD = 8
 _DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -96,6 +99,7 @@ def check(model):
     out += _check_etcd(groups)
     out += _check_ha(s, groups, ips, master_ips)
     out += _check_networks(s, ips, master_ips)
+    out += _check_pod_network(s, groups)
     out += _check_names_and_versions(s)
     out += _check_site_pack(s)
     return out
@@ -265,6 +269,25 @@ def _check_networks(s, ips, master_ips):
     if pod and mask is not None and not pod.prefixlen < mask <= (32 if pod.version == 4 else 128):
         out.append(problem("all", "tke_node_cidr_mask", f"{mask} must be longer than the pod network's "
                            f"/{pod.prefixlen} and at most /{32 if pod.version == 4 else 128}"))
+    return out
+
+
+def _check_pod_network(s, groups):
+    """The network phase's inputs: MTU range, and room in the pod network for every node."""
+    out = []
+    mtu = _int_or_none(s.get("tke_network_mtu", 0))
+    low, high = NETWORK_MTU
+    if mtu is None or (mtu != 0 and not low <= mtu <= high):
+        out.append(problem("all", "tke_network_mtu", f"{s.get('tke_network_mtu')!r} is not an MTU: 0 (from the "
+                           f"node interface) or {low}-{high}"))
+    pod, mask = parse_net(s.get("tke_pod_cidr", "")), _int_or_none(s.get("tke_node_cidr_mask"))
+    nodes = sorted(set(groups.get("masters", [])) | set(groups.get("workers", [])))
+    if pod and mask is not None and pod.prefixlen < mask <= pod.max_prefixlen:
+        room = 2 ** (mask - pod.prefixlen)
+        if room < len(nodes):
+            out.append(problem("all", "tke_pod_cidr", f"{pod} holds {room} node subnet(s) of /{mask} "
+                               f"(tke_node_cidr_mask) but the inventory has {len(nodes)} nodes; widen "
+                               "tke_pod_cidr or lengthen tke_node_cidr_mask"))
     return out
 
 

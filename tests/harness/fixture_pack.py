@@ -4,7 +4,9 @@
   runc, the CNCF distribution registry (docker-registry), etcd, CNI plugins (as a .tgz);
 - OS packages fetched with apt (apt-get download, by the pack build itself);
 - tiny OCI images written in pure Python from Debian's static busybox: busybox, hello and pause
-  share the busybox layer (de-duplicated in the pack's registry storage);
+  share the busybox layer (de-duplicated in the pack's registry storage); so do stand-ins named
+  and tagged as the network role's images (flannel, calico: roles/network/defaults/main.yml),
+  which only sleep: the site's registry serves every image the network manifests name;
 - a tiny Helm chart and this checkout's collection tarball.
 Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256), the
 fixture cannot have them.
@@ -115,6 +117,21 @@ def busybox_layer(busybox: bytes) -> bytes:
     return _tar_layer({"bin/busybox": busybox, **links}, {"bin/busybox": 0o755})
 
 
+NETWORK_DEFAULTS = TOP / "roles" / "network" / "defaults" / "main.yml"
+
+
+def network_images() -> list[tuple[str, str]]:
+    """(repository, tag) of every network image, from the network role's defaults (its one home):
+    network_*_image values are "{{ network_image_prefix }}/<name>:<tag>" in the platform namespace."""
+    defaults = yaml.safe_load(NETWORK_DEFAULTS.read_text())
+    out = []
+    for key, value in sorted(defaults.items()):
+        if key.startswith("network_") and key.endswith("_image"):
+            name, tag = str(value).split("}}/", 1)[1].rsplit(":", 1)
+            out.append((f"library/{name}", tag))
+    return out
+
+
 def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
     """Three images sharing the busybox layer (each in its own OCI layout). extra_mb adds a
     shared layer of that many MiB of incompressible data (bench: realistic sizes)."""
@@ -130,6 +147,7 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
     images = [("library/busybox", "1.35", base, ["/bin/sh"]),
               ("library/hello", "1.0", base + [hello], ["/bin/cat", "/hello.txt"]),
               ("library/pause", "3.9", base, ["/bin/sleep", "2147483647"])]
+    images += [(name, tag, base, ["/bin/sleep", "2147483647"]) for name, tag in network_images()]
     out = []
     for name, tag, layers, cmd in images:
         lay = Layout(dest / f"{name.replace('/', '_')}-{tag}")
@@ -266,7 +284,7 @@ def ensure_pack(cache: Path, repo: Path | None) -> Path:
     and reused while this recipe and the pack format's code are unchanged (cache/recipe holds
     their hash; another hash builds inputs and pack anew)."""
     from harness.playbook import run_playbook
-    recipe = [Path(__file__), *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
+    recipe = [Path(__file__), NETWORK_DEFAULTS, *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
     key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"

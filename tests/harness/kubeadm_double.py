@@ -1,13 +1,26 @@
-"""Put the kubeadm/kubelet test doubles (tests/kubeadm_double) on test hosts: the test's job, never a
-role's. The roles only know "the kubeadm binary at control_plane_kubeadm_bin" (/usr/local/bin)."""
+"""Put the kubeadm/kubelet test doubles (tests/kubeadm_double) and the kube-apiserver test double
+(tests/apiserver_double) on test hosts: the test's job, never a role's. The roles only know "the
+kubeadm binary at control_plane_kubeadm_bin" (/usr/local/bin); the kubelet double starts the
+kube-apiserver double for the kube-apiserver static pod manifest."""
 from __future__ import annotations
 
+import importlib.util
+import io
 import subprocess
+import tarfile
 from pathlib import Path
 
 import yaml
 
 DOUBLE = Path(__file__).resolve().parent.parent / "kubeadm_double"
+APISERVER = Path(__file__).resolve().parent.parent / "apiserver_double"
+# kubernetes-validate ships the schemas of 26 Kubernetes versions (22 MB): the hosts get only these
+# (the versions the kubeadm double can deploy and the next one), both the strict and the plain set
+SCHEMA_VERSIONS = ("1.30", "1.31")
+# what kubernetes_validate imports, and what jsonschema imports (the controller's venv: same Python
+# 3.11 and architecture as the hosts' Debian 12, so rpds' compiled module loads there too)
+VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "referencing", "rpds", "attr", "attrs",
+          "typing_extensions", "importlib_resources", "packaging")
 
 
 def ssh_argv(th, name: str) -> list[str]:
@@ -15,10 +28,47 @@ def ssh_argv(th, name: str) -> list[str]:
             "-o", "BatchMode=yes", f"root@{th.ip(name)}"]
 
 
+def _skip(path: Path) -> bool:
+    if "__pycache__" in path.parts:
+        return True
+    parts = path.parts
+    if "kubernetes-json-schema" in parts:
+        i = parts.index("kubernetes-json-schema")
+        if len(parts) > i + 1 and not any(parts[i + 1].startswith(f"v{v}.") for v in SCHEMA_VERSIONS):
+            return True
+    return False
+
+
+def apiserver_tar() -> bytes:
+    """/usr/local/lib/apiserver-double: the double and its vendored Python packages."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        def add(src: Path, arc: str):
+            if src.is_dir():
+                for p in sorted(src.rglob("*")):
+                    if p.is_file() and not _skip(p.relative_to(src.parent)):
+                        tar.add(p, f"{arc}/{p.relative_to(src)}")
+            else:
+                tar.add(src, arc)
+        add(APISERVER / "kube-apiserver", "kube-apiserver")
+        add(APISERVER / "apiserver_double", "apiserver_double")
+        for mod in VENDOR:
+            spec = importlib.util.find_spec(mod)
+            if spec is None or spec.origin is None and not spec.submodule_search_locations:
+                raise RuntimeError(f"{mod} is not installed on the controller (requirements-dev.txt)")
+            if spec.submodule_search_locations:
+                src = Path(list(spec.submodule_search_locations)[0])
+                add(src, f"vendor/{src.name}")
+            else:
+                add(Path(spec.origin), f"vendor/{Path(spec.origin).name}")
+    return buf.getvalue()
+
+
 def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: str = "1.30") -> None:
     """The doubles (with a copy of PyYAML) under /usr/local/lib/kubeadm-double, symlinked into
-    /usr/local/bin, and python3-cryptography from the hosts' apt repository (the double makes real
-    certificates). api_domain_ip: also resolve api.tke.com to it (when host_init does not run).
+    /usr/local/bin, the kube-apiserver double under /usr/local/lib/apiserver-double, and
+    python3-cryptography from the hosts' apt repository (the double makes real certificates).
+    api_domain_ip: also resolve api.tke.com to it (when host_init does not run).
     kubeadm_version: the kubeadm the double acts as (1.30 or 1.31; the file `version` beside it)."""
     yaml_pkg = Path(yaml.__file__).parent
     if kubeadm_version not in ("1.30", "1.31"):
@@ -27,13 +77,19 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
     tar = subprocess.run(["tar", "-C", str(DOUBLE), "-cf", "-", "kubeadm", "kubelet", *modules,
                           "-C", str(yaml_pkg.parent), "--exclude=__pycache__", "--exclude=*.so", yaml_pkg.name],
                          check=True, capture_output=True).stdout
+    api_tar = apiserver_tar()
     for h in names or th.names:
         subprocess.run(ssh_argv(th, h) + [
             "mkdir -p /usr/local/lib/kubeadm-double && tar -C /usr/local/lib/kubeadm-double -xf - && "
             f"echo {kubeadm_version} > /usr/local/lib/kubeadm-double/version && "
             "ln -sf /usr/local/lib/kubeadm-double/kubeadm /usr/local/bin/kubeadm && "
             "ln -sf /usr/local/lib/kubeadm-double/kubelet /usr/local/bin/kubelet"], input=tar, check=True, timeout=120)
+        subprocess.run(ssh_argv(th, h) + [
+            "rm -rf /usr/local/lib/apiserver-double && mkdir -p /usr/local/lib/apiserver-double && "
+            "tar -C /usr/local/lib/apiserver-double -xf -"], input=api_tar, check=True, timeout=300)
         hosts_line = (f" && (grep -q ' api.tke.com$' /etc/hosts || echo '{api_domain_ip} api.tke.com' >> /etc/hosts)"
                       if api_domain_ip else "")
-        th.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography) >/dev/null 2>&1; "
-                  "python3 -c 'import cryptography'" + hosts_line, timeout=300)
+        th.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography etcd-client) >/dev/null 2>&1; "
+                  "python3 -c 'import cryptography' && command -v etcdctl >/dev/null && "
+                  "python3 -c 'import sys; sys.path[:0] = [\"/usr/local/lib/apiserver-double/vendor\", \"/usr/local/lib/kubeadm-double\"]; "
+                  "import kubernetes_validate'" + hosts_line, timeout=300)

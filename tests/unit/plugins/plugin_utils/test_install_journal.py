@@ -89,7 +89,7 @@ def test_load_rejects_foreign_documents():
 
 def test_phase_numbers():
     assert j.phase_number("validate") == (1, len(j.PHASES))
-    assert j.USER_PHASES[-1] == "nodes"
+    assert j.USER_PHASES[-1] == "network"
 
 
 def test_a_phase_run_together_runs_everywhere_when_one_host_needs_it():

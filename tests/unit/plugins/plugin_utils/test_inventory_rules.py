@@ -50,6 +50,19 @@ def test_good_models_have_no_problem():
      ["all: tke_vport: 0 is not a TCP port"]),
     (dict(tke_max_pods=110), ["all: tke_max_pods: 110 is not one of TKE's maxNodePodNum values (16, 32, 64, 128, 256)"]),
     (dict(tke_max_pods="64"), []),
+    (dict(tke_network_mtu=1450), []),
+    (dict(tke_network_mtu=0), []),
+    (dict(tke_network_mtu=9001), ["all: tke_network_mtu: 9001 is not an MTU: 0 (from the node interface) or 1280-9000"]),
+    (dict(tke_network_mtu=1000), ["all: tke_network_mtu: 1000 is not an MTU"]),
+    (dict(tke_network_mtu="big"), ["all: tke_network_mtu: 'big' is not an MTU"]),
+    # 2 nodes (m1, w1): a /24 split in /25s holds exactly 2, in /24s just 1
+    (dict(tke_pod_cidr="10.244.0.0/24", tke_node_cidr_mask=25), []),
+    (dict(tke_pod_cidr="10.244.0.0/24", tke_node_cidr_mask=24),
+     ["all: tke_node_cidr_mask: 24 must be longer than"]),
+    (dict(tke_pod_cidr="10.244.0.0/25", tke_node_cidr_mask=26, masters=("m1", "m2", "m3"),
+          tke_ha_mode="local_lb"),
+     ["all: tke_pod_cidr: 10.244.0.0/25 holds 2 node subnet(s) of /26 (tke_node_cidr_mask) but the inventory has "
+      "4 nodes"]),
 ])
 def test_rules(kw, expected):
     got = messages(model(**kw))

@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""The connection options of the k8s_* modules (plugins/module_utils/k8s/args.py)."""
+from __future__ import annotations
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  kubeconfig:
+    description:
+      - The kubeconfig on the host the module runs on. The default is the admin kubeconfig of a
+        master (run the task with C(delegate_to) the first master, so no key leaves it); on the
+        controller give the site's admin kubeconfig.
+      - Inline keys are written to 0600 files in a private temporary directory for the TLS
+        context and removed when the module ends; nothing from the kubeconfig is returned.
+    type: path
+    default: /etc/kubernetes/admin.conf
+  context:
+    description: The kubeconfig context to use; default its current-context.
+    type: str
+  request_timeout:
+    description: Seconds one API request may take.
+    type: int
+    default: 30
+notes:
+  - Talks the standard Kubernetes REST protocol with ansible's own HTTP client; nothing to install
+    on the host beyond Python 3.
+"""

@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Objects over the REST protocol: GET, POST, PATCH (application/merge-patch+json), DELETE, lists
+with labelSelector/fieldSelector, and dryRun=All for what check mode would write (the API server
+validates it and stores nothing). Decisions are objects.py's; this file only talks."""
+from __future__ import annotations
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import objects
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.resource import Discovery
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class ObjectError(Exception):
+    """A failure already worded with the object it concerns."""
+
+
+class Objects:
+    def __init__(self, client, check_mode=False):
+        self.client = client
+        self.discovery = Discovery(client)
+        self.check_mode = check_mode
+
+    def _target(self, obj):
+        meta = obj.get("metadata") or {}
+        res = self.discovery.resource(obj["apiVersion"], obj["kind"])
+        ns = (meta.get("namespace") or "default") if res.namespaced else None
+        return res, ns, meta.get("name")
+
+    def _call(self, obj, method, path, **kw):
+        try:
+            return self.client.request(method, path, **kw)
+        except ApiError as e:
+            raise ObjectError(objects.api_failure(objects.identity(obj), e)) from None
+
+    def get(self, obj):
+        try:
+            res, ns, name = self._target(obj)
+        except ApiError as e:
+            raise ObjectError(objects.api_failure(objects.identity(obj), e)) from None
+        try:
+            return self.client.request("GET", res.path(ns, name))
+        except ApiError as e:
+            if e.code == 404:
+                return None
+            raise ObjectError(objects.api_failure(objects.identity(obj), e)) from None
+
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):
+        ref = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "*", "namespace": namespace}}
+        try:
+            res = self.discovery.resource(api_version, kind)
+        except ApiError as e:
+            raise ObjectError(objects.api_failure(objects.identity(ref), e)) from None
+        answer = self._call(ref, "GET", res.path(namespace if res.namespaced else None),
+                            query={"labelSelector": objects.selector(label_selector),
+                                   "fieldSelector": field_selector})
+        items = answer.get("items") or []
+        for item in items:  # list items carry no apiVersion/kind of their own
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+        return items
+
+    def apply(self, desired, skip_dry_run=False):
+        """{"action": created|updated|unchanged, "before", "after"}; in check mode the write is a
+        dry run (skip_dry_run: the object's namespace is itself only about to be created)."""
+        live = self.get(desired)
+        res, ns, name = self._target(desired)
+        dry = {"dryRun": "All"} if self.check_mode else None
+        if live is None:
+            body = objects.annotated(desired)
+            if not (self.check_mode and skip_dry_run):
+                self._call(desired, "POST", res.path(ns), body=body, query=dry)
+            return {"action": "created", "before": None, "after": objects.for_display(desired)}
+        differs, patch = objects.needs_update(desired, live)
+        before = objects.for_display(objects.project(live, objects.overlay(
+            objects.removed(objects.last_applied(live), desired), desired)))
+        if not differs:
+            return {"action": "unchanged", "before": before, "after": before}
+        after = self._call(desired, "PATCH", res.path(ns, name), body=patch, query=dry,
+                           content_type=MERGE_PATCH)
+        shown = objects.project(after, desired) if after else objects.merge(live, patch)
+        return {"action": "updated", "before": before, "after": objects.for_display(shown)}
+
+    def delete(self, obj):
+        """True when the object existed (and is deleted, or would be in check mode)."""
+        live = self.get(obj)
+        if live is None:
+            return False
+        res, ns, name = self._target(obj)
+        query = {"dryRun": "All"} if self.check_mode else None
+        try:
+            self.client.request("DELETE", res.path(ns, name), query=query,
+                                body={"kind": "DeleteOptions", "apiVersion": "v1",
+                                      "propagationPolicy": "Background"})
+        except ApiError as e:
+            if e.code == 404:
+                return False
+            raise ObjectError(objects.api_failure(objects.identity(obj), e)) from None
+        return True
+
+    def stale(self, desired, kinds, labels):
+        """Live objects of kinds (apiVersion, kind) carrying labels that desired does not list."""
+        wanted = {objects.key(d) for d in desired}
+        out = []
+        for api_version, kind in kinds:
+            try:
+                self.discovery.resource(api_version, kind)
+            except ApiError:
+                continue  # the API does not serve the kind (a CRD never installed): nothing to prune
+            for item in self.list(api_version, kind, label_selector=labels):
+                if objects.key(item) not in wanted:
+                    out.append(item)
+        return out

@@ -1,0 +1,135 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Create or update Kubernetes objects idempotently; prune the collection's stale ones."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: k8s_apply
+short_description: Create or update Kubernetes objects, changed only when the live object differs
+version_added: 0.3.0
+description:
+  - Each object of I(objects) is created when it does not exist, and updated with a JSON merge
+    patch when the live object differs from it. The live object is as desired when every field
+    of the desired object is there with the same value (the API server's defaults and status are
+    no difference) and no field applied last time and since dropped is still there; the last
+    applied object is kept in the annotation C(tke.offline-pot.io/last-applied).
+  - With I(prune_labels), every object gets those labels and, after the apply, live objects of
+    I(prune_kinds) carrying them that I(objects) no longer lists are deleted.
+  - Kinds are found through API discovery. An API refusal fails the module naming the object,
+    the reason and the fields at fault.
+  - In check mode creations and updates are sent with C(dryRun=All), so the API server validates
+    them and stores nothing. Objects in a namespace that is itself only about to be created are
+    reported without that validation.
+  - Values of Secrets are never shown in results or diffs.
+author:
+  - offline_pot.tke developers
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
+  - offline_pot.tke.k8s
+options:
+  objects:
+    description: The desired objects (apiVersion, kind, metadata.name, metadata.namespace for namespaced kinds).
+    type: list
+    elements: dict
+    required: true
+  prune_labels:
+    description: Labels the collection owns for this set of objects (added to each of them; the prune selector).
+    type: dict
+    default: {}
+  prune_kinds:
+    description:
+      - Kinds searched for stale objects, as C(apiVersion/kind) strings (C(apps/v1/DaemonSet), C(v1/ConfigMap)).
+      - Empty means no prune. Kinds the API does not serve are skipped.
+    type: list
+    elements: str
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: The pod network's objects on the first master, stale ones pruned
+  offline_pot.tke.k8s_apply:
+    objects: "{{ lookup('ansible.builtin.template', 'flannel.yml.j2') | ansible.builtin.from_yaml_all | list }}"
+    prune_labels:
+      tke.offline-pot.io/part-of: network
+    prune_kinds: [apps/v1/DaemonSet, v1/ConfigMap]
+  delegate_to: "{{ groups['masters'] | first }}"
+  run_once: true
+"""
+
+RETURN = r"""
+results:
+  description: What happened to each object, in order (pruned objects last).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    object:
+      description: C(Kind namespace/name).
+      type: str
+    action:
+      description: created, updated, unchanged or deleted (in check mode, what would happen).
+      type: str
+  sample: [{object: DaemonSet kube-flannel/kube-flannel-ds, action: created}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import args, objects
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
+
+
+def split_kind(text):
+    api_version, _, kind = str(text).rpartition("/")
+    if not api_version or not kind:
+        raise ValueError(f"prune_kinds: {text!r} is not apiVersion/kind (e.g. apps/v1/DaemonSet)")
+    return api_version, kind
+
+
+def main():
+    module = AnsibleModule(argument_spec=args.argument_spec(
+        objects=dict(type="list", elements="dict", required=True),
+        prune_labels=dict(type="dict", default={}),
+        prune_kinds=dict(type="list", elements="str", default=[]),
+    ), supports_check_mode=True)
+    p = module.params
+    problems = [x for obj in p["objects"] for x in objects.validate_shape(obj)]
+    try:
+        kinds = [split_kind(k) for k in p["prune_kinds"]]
+    except ValueError as e:
+        problems.append(str(e))
+    if problems:
+        module.fail_json(msg="; ".join(problems))
+    labels = {str(k): str(v) for k, v in p["prune_labels"].items()}
+    desired = [objects.with_labels(o, labels) for o in p["objects"]]
+    new_namespaces = set()
+    results, diffs = [], []
+    with args.client(module) as client:
+        svc = Objects(client, module.check_mode)
+        try:
+            for obj in desired:
+                ns = (obj.get("metadata") or {}).get("namespace")
+                r = svc.apply(obj, skip_dry_run=ns in new_namespaces)
+                if obj["kind"] == "Namespace" and r["action"] == "created":
+                    new_namespaces.add(obj["metadata"]["name"])
+                results.append({"object": objects.identity(obj), "action": r["action"]})
+                if r["action"] != "unchanged":
+                    diffs.append({"before_header": objects.identity(obj), "after_header": objects.identity(obj),
+                                  "before": objects.to_text(r["before"]), "after": objects.to_text(r["after"])})
+            if labels and kinds:
+                for item in svc.stale(desired, kinds, labels):
+                    if svc.delete(item):
+                        results.append({"object": objects.identity(item), "action": "deleted"})
+                        diffs.append({"before_header": objects.identity(item), "after_header": "(deleted)",
+                                      "before": objects.to_text(objects.for_display(item)), "after": ""})
+        except (ObjectError, ApiError) as e:
+            module.fail_json(msg=str(e), results=results)
+    changed = any(r["action"] != "unchanged" for r in results)
+    module.exit_json(changed=changed, results=results, **({"diff": diffs} if module._diff else {}))
+
+
+if __name__ == "__main__":
+    main()

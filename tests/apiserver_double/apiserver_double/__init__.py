@@ -1,0 +1,1 @@
+"""kube-apiserver TEST DOUBLE (tests only): see ../README.md."""

@@ -1,0 +1,562 @@
+"""Pure logic of the kube-apiserver double: Status objects, names, selectors, patches, object
+metadata, schema validation -> Status, and the documented status rules (Node Ready, workloads).
+
+Facts (wording, reasons, codes) come from kubernetes/kubernetes: staging/src/k8s.io/apimachinery
+pkg/api/errors/errors.go (NewNotFound, NewAlreadyExists, NewConflict, NewInvalid, NewForbidden),
+pkg/util/validation/field/errors.go (Invalid value / Required value / Unsupported value),
+pkg/util/validation/validation.go (RFC 1123 messages), pkg/labels/selector.go (label selector
+syntax), apiextensions-apiserver's schema validation ("in body must be of type"), and
+pkg/kubelet/kubelet_network.go + container runtime status (NetworkReady message)."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+
+# ------------------------------------------------------------------------------ Status objects
+REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+           406: "NotAcceptable", 409: "AlreadyExists", 415: "UnsupportedMediaType", 422: "Invalid",
+           500: "InternalError", 503: "ServiceUnavailable"}
+
+
+class ApiError(Exception):
+    """An error answered as a Kubernetes Status (kind Status, apiVersion v1, status Failure)."""
+
+    def __init__(self, code: int, message: str, reason: str | None = None, details: dict | None = None):
+        super().__init__(message)
+        self.code, self.message, self.reason, self.details = code, message, reason or REASONS.get(code, ""), details
+
+    def status(self) -> dict:
+        return status_obj(self.code, self.message, self.reason, self.details)
+
+
+def status_obj(code, message, reason, details=None, success=False):
+    s = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success" if success else "Failure",
+         "message": message, "reason": reason, "code": code}
+    if details is not None:
+        s["details"] = details
+    if success:
+        s.pop("message"), s.pop("reason")
+    return s
+
+
+def _details(res, name, **kw):
+    d = {"name": name, "kind": res.plural}
+    if res.group:
+        d["group"] = res.group
+    d.update(kw)
+    return d
+
+
+def not_found(res, name):
+    return ApiError(404, f'{res.qualified} "{name}" not found', "NotFound", _details(res, name))
+
+
+def namespace_not_found(ns):
+    return ApiError(404, f'namespaces "{ns}" not found', "NotFound", {"name": ns, "kind": "namespaces"})
+
+
+def already_exists(res, name):
+    return ApiError(409, f'{res.qualified} "{name}" already exists', "AlreadyExists", _details(res, name))
+
+
+def conflict(res, name):
+    return ApiError(409, f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been modified; '
+                         "please apply your changes to the latest version and try again", "Conflict",
+                    _details(res, name))
+
+
+def forbidden(user, verb, res_plural, group, name=None, ns=None, sub=None):
+    what = res_plural + (f"/{sub}" if sub else "")
+    scope = f' in the namespace "{ns}"' if ns else " at the cluster scope"
+    head = f'{res_plural}{"." + group if group else ""} "{name}" is forbidden' if name else \
+        f'{res_plural}{"." + group if group else ""} is forbidden'
+    d = {"kind": res_plural}
+    if name:
+        d["name"] = name
+    if group:
+        d["group"] = group
+    return ApiError(403, f'{head}: User "{user}" cannot {verb} resource "{what}" in API group "{group}"{scope}',
+                    "Forbidden", d)
+
+
+def invalid(res, name, causes):
+    """causes: [(field, reason, message)]; message as NewInvalid builds it."""
+    msgs = [f"{f}: {m}" if f else m for f, _, m in causes]
+    joined = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    d = {"name": name, "kind": res.kind, "causes": [{"reason": r, "message": m, "field": f} for f, r, m in causes]}
+    if res.group:
+        d["group"] = res.group
+    return ApiError(422, f'{res.kind_qualified} "{name}" is invalid: {joined}', "Invalid", d)
+
+
+# ------------------------------------------------------------------------------ names
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+             "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+def name_problems(name, label=False):
+    """[(field, reason, message)] for metadata.name (Namespaces: an RFC 1123 label, else a subdomain)."""
+    if not name:
+        return [("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")]
+    rx, msg, limit = (DNS1123_LABEL, LABEL_MSG, 63) if label else (DNS1123_SUBDOMAIN, SUBDOMAIN_MSG, 253)
+    out = []
+    if len(name) > limit:
+        out.append(("metadata.name", "FieldValueInvalid",
+                    f'Invalid value: "{name}": must be no more than {limit} characters'))
+    if not rx.match(name):
+        out.append(("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}'))
+    return out
+
+
+# ------------------------------------------------------------------------------ selectors
+_SET_RX = re.compile(r"^\s*(!?)\s*([A-Za-z0-9_./-]+)\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=)\s*([A-Za-z0-9_.-]*))?\s*$")
+
+
+def _split_top(s):
+    """Split a selector at commas outside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def parse_label_selector(s: str) -> list:
+    """labelSelector (pkg/labels/selector.go syntax): `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
+    `a`, `!a`. Returns [(op, key, values)]; ApiError 400 on a bad one."""
+    reqs = []
+    for part in _split_top(s or ""):
+        m = _SET_RX.match(part)
+        if not m or (m.group(1) and (m.group(3) or m.group(5))):
+            raise ApiError(400, f'unable to parse requirement: found \'{part.strip()}\', expected: in, notin, =, ==, '
+                                "!=, gt, lt", "BadRequest")
+        neg, key, setop, setvals, op, val = m.groups()
+        if setop:
+            reqs.append((setop, key, {v.strip() for v in setvals.split(",") if v.strip()}))
+        elif op:
+            reqs.append(("!=" if op == "!=" else "=", key, {val}))
+        else:
+            reqs.append(("!exists" if neg else "exists", key, set()))
+    return reqs
+
+
+def labels_match(reqs, labels: dict) -> bool:
+    labels = labels or {}
+    for op, key, vals in reqs:
+        has, v = key in labels, labels.get(key)
+        ok = {"=": has and v in vals, "in": has and v in vals, "!=": not has or v not in vals,
+              "notin": not has or v not in vals, "exists": has, "!exists": not has}[op]
+        if not ok:
+            return False
+    return True
+
+
+def match_expressions_match(sel: dict, labels: dict) -> bool:
+    """A LabelSelector object (matchLabels + matchExpressions) against labels."""
+    labels = labels or {}
+    for k, v in ((sel or {}).get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in (sel or {}).get("matchExpressions") or []:
+        k, op, vals = e.get("key"), e.get("operator"), set(e.get("values") or [])
+        if (op == "In" and labels.get(k) not in vals) or (op == "NotIn" and k in labels and labels[k] in vals) \
+                or (op == "Exists" and k not in labels) or (op == "DoesNotExist" and k in labels):
+            return False
+    return True
+
+
+FIELD_OK = ("metadata.name", "metadata.namespace")
+
+
+def parse_field_selector(s: str) -> list:
+    """fieldSelector: metadata.name / metadata.namespace with =, ==, != (the fields every kind supports)."""
+    out = []
+    for part in [p for p in (s or "").split(",") if p.strip()]:
+        m = re.match(r"^\s*([A-Za-z.]+)\s*(==|!=|=)\s*(.*?)\s*$", part)
+        if not m:
+            raise ApiError(400, f'invalid selector: \'{s}\'; can\'t understand \'{part}\'', "BadRequest")
+        if m.group(1) not in FIELD_OK:
+            raise ApiError(400, f'"{m.group(1)}" is not a known field selector: only "metadata.name", '
+                                '"metadata.namespace"', "BadRequest")
+        out.append((m.group(1), m.group(2) != "!=", m.group(3)))
+    return out
+
+
+def fields_match(reqs, obj) -> bool:
+    meta = obj.get("metadata") or {}
+    for f, eq, v in reqs:
+        actual = meta.get(f.split(".", 1)[1], "")
+        if (actual == v) != eq:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------ patches
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+# patchMergeKey of the lists most manifests touch (k8s.io/api types.go `patchStrategy:"merge"` tags)
+MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "volumes": "name",
+              "env": "name", "volumeMounts": "mountPath", "volumeDevices": "devicePath", "ports": "containerPort",
+              "imagePullSecrets": "name", "conditions": "type", "addresses": "type", "hostAliases": "ip",
+              "ownerReferences": "uid", "topologySpreadConstraints": "topologyKey", "resourceClaims": "name"}
+MERGE_SETS = {"finalizers"}
+
+
+def strategic_merge_patch(target, patch, key=None):
+    """Strategic merge patch for the common cases: maps merge like RFC 7386; lists named in MERGE_KEYS
+    merge by their key (`$patch: delete` on an item removes it, `$patch: replace` on the list's
+    directive item replaces it); finalizers merge as a set; other lists replace; `$patch: replace` /
+    `$patch: delete` on a map. Not supported: $retainKeys, $setElementOrder, $deleteFromPrimitiveList."""
+    if isinstance(patch, dict):
+        directive = patch.get("$patch")
+        if directive == "delete":
+            return None
+        body = {k: v for k, v in patch.items() if not k.startswith("$")}
+        if directive == "replace":
+            return copy.deepcopy(body)
+        out = copy.deepcopy(target) if isinstance(target, dict) else {}
+        for k, v in body.items():
+            if v is None:
+                out.pop(k, None)
+                continue
+            merged = strategic_merge_patch(out.get(k), v, k)
+            if merged is None:
+                out.pop(k, None)
+            else:
+                out[k] = merged
+        return out
+    if isinstance(patch, list) and key in MERGE_SETS and isinstance(target, list):
+        return list(target) + [x for x in patch if x not in target]
+    if isinstance(patch, list) and key in MERGE_KEYS and isinstance(target, list):
+        mk = MERGE_KEYS[key]
+        if any(isinstance(i, dict) and i.get("$patch") == "replace" for i in patch):
+            return [copy.deepcopy(i) for i in patch if not (isinstance(i, dict) and "$patch" in i)]
+        out = copy.deepcopy(target)
+        for item in patch:
+            if not isinstance(item, dict) or mk not in item:
+                return copy.deepcopy(patch)
+            idx = next((n for n, t in enumerate(out) if isinstance(t, dict) and t.get(mk) == item[mk]), None)
+            if item.get("$patch") == "delete":
+                if idx is not None:
+                    out.pop(idx)
+            elif idx is None:
+                out.append({k: v for k, v in item.items() if not k.startswith("$")})
+            else:
+                out[idx] = strategic_merge_patch(out[idx], item)
+        return out
+    return copy.deepcopy(patch)
+
+
+def json_patch(target, ops):
+    """RFC 6902 JSON patch: add, remove, replace, test, copy, move."""
+    doc = copy.deepcopy(target)
+
+    def walk(path):
+        if not path.startswith("/"):
+            raise ApiError(422, f"invalid JSON pointer {path!r}", "Invalid")
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+        parent = doc
+        for p in parts[:-1]:
+            parent = parent[int(p)] if isinstance(parent, list) else parent[p]
+        return parent, parts[-1]
+
+    def get(path):
+        parent, last = walk(path)
+        return parent[int(last)] if isinstance(parent, list) else parent[last]
+
+    if not isinstance(ops, list):
+        raise ApiError(400, "the JSON patch must be a list of operations", "BadRequest")
+    for op in ops:
+        try:
+            kind, path = op["op"], op["path"]
+            if kind == "test":
+                if get(path) != op.get("value"):
+                    raise ApiError(422, f"the test at {path} failed", "Invalid")
+                continue
+            value = copy.deepcopy(get(op["from"])) if kind in ("copy", "move") else op.get("value")
+            if kind == "move":
+                p, last = walk(op["from"])
+                p.pop(int(last)) if isinstance(p, list) else p.pop(last)
+            if kind in ("remove", "replace"):
+                get(path)
+            parent, last = walk(path)
+            if kind == "remove":
+                parent.pop(int(last)) if isinstance(parent, list) else parent.pop(last)
+            elif isinstance(parent, list):
+                i = len(parent) if last == "-" else int(last)
+                if kind == "replace":
+                    parent[i] = value
+                else:
+                    parent.insert(i, value)
+            else:
+                parent[last] = value
+        except (KeyError, IndexError, ValueError, TypeError) as e:
+            raise ApiError(422, f"the server rejected our request due to an error in our request: {op}: {e}",
+                           "Invalid") from None
+    return doc
+
+
+# ------------------------------------------------------------------------------ metadata
+def spec_part(obj):
+    """What bumps metadata.generation: everything but metadata and status."""
+    return {k: v for k, v in (obj or {}).items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def prepare_create(obj, res, uid, now, keep_status=False):
+    obj = copy.deepcopy(obj)
+    meta = obj.setdefault("metadata", {})
+    for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        meta.pop(k, None)
+    meta["uid"] = uid
+    meta["creationTimestamp"] = now
+    if "spec" in obj or res.crd:
+        meta["generation"] = 1
+    else:
+        meta.pop("generation", None)
+    if "status" in obj and not keep_status and "status" in res.subresources:
+        obj.pop("status")
+    return obj
+
+
+def prepare_update(new, old, res, keep_status=False):
+    """Server-owned fields come from the stored object; status too when the resource has a status
+    subresource (it is written through /status only); generation bumps on a spec change."""
+    new = copy.deepcopy(new)
+    meta, ometa = new.setdefault("metadata", {}), old.get("metadata") or {}
+    for k in ("uid", "creationTimestamp", "deletionTimestamp", "generation"):
+        if k in ometa:
+            meta[k] = ometa[k]
+        else:
+            meta.pop(k, None)
+    meta.pop("resourceVersion", None)
+    if "status" in res.subresources and not keep_status:
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        else:
+            new.pop("status", None)
+    if "generation" in ometa and spec_part(new) != spec_part(old):
+        meta["generation"] = int(ometa["generation"]) + 1
+    return new
+
+
+# ------------------------------------------------------------------------------ schema validation
+_GO_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array",
+             type(None): "null"}
+
+
+def field_path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (("." if out else "") + str(p))
+    return out
+
+
+def _shown(v):
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (dict, list)):
+        return "\"" + _GO_TYPES[type(v)] + "\""
+    return json.dumps(v)
+
+
+def schema_error_to_api(res, name, err):
+    """A jsonschema ValidationError (kubernetes-validate's or a CRD schema's) -> ApiError as the real
+    API server words it: unknown fields are a strict decoding error (400 BadRequest, the server's
+    fieldValidation=Strict), everything else 422 Invalid naming the field path."""
+    parts = list(err.path)
+    path = field_path(parts)
+    if err.validator == "additionalProperties":
+        m = re.search(r"\((.*) (?:was|were) unexpected\)", err.message)
+        extra = [x.strip().strip("'") for x in (m.group(1).split(",") if m else [])] or ["?"]
+        fields = [field_path(parts + [x]) for x in extra]
+        msg = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
+        return ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: {msg}',
+                        "BadRequest", {"causes": [{"reason": "FieldValueInvalid", "message": f'unknown field "{f}"',
+                                                   "field": f} for f in fields]})
+    if err.validator == "required":
+        m = re.match(r"'(.*)' is a required property", err.message)
+        f = field_path(parts + [m.group(1) if m else "?"])
+        return invalid(res, name, [(f, "FieldValueRequired", "Required value")])
+    if err.validator == "type":
+        want = err.validator_value
+        want = next((t for t in want if t != "null"), want[0]) if isinstance(want, list) else want
+        got = _GO_TYPES.get(type(err.instance), "unknown")
+        return invalid(res, name, [(path, "FieldValueTypeInvalid",
+                                    f'Invalid value: "{got}": {path} in body must be of type {want}: "{got}"')])
+    if err.validator == "enum":
+        vals = ", ".join(json.dumps(v) for v in err.validator_value)
+        return invalid(res, name, [(path, "FieldValueNotSupported",
+                                    f"Unsupported value: {_shown(err.instance)}: supported values: {vals}")])
+    return invalid(res, name, [(path, "FieldValueInvalid", f"Invalid value: {_shown(err.instance)}: {err.message}")])
+
+
+def crd_schema(schema):
+    """A CRD's openAPIV3Schema as JSON Schema (draft 4) for jsonschema: `nullable: true` admits null,
+    `x-kubernetes-int-or-string` admits an integer or a string; other x-kubernetes-* are ignored."""
+    if isinstance(schema, list):
+        return [crd_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: crd_schema(v) for k, v in schema.items() if not k.startswith("x-kubernetes-") and k != "nullable"}
+    if schema.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if schema.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+# ------------------------------------------------------------------------------ Node Ready rule
+NOT_READY_MESSAGE = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+                     "message:Network plugin returns error: cni plugin not initialized")
+
+
+def cni_config_ok(conf_dir="/etc/cni/net.d"):
+    """Like containerd's CRI (go-cni): the first *.conflist/*.conf/*.json in the directory (sorted) that
+    parses as JSON with a `type` (a .conf) or `plugins` (a .conflist) makes the network ready."""
+    try:
+        names = sorted(os.listdir(conf_dir))
+    except OSError:
+        return False
+    for n in names:
+        if not n.endswith((".conflist", ".conf", ".json")):
+            continue
+        try:
+            with open(os.path.join(conf_dir, n)) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and (doc.get("plugins") if n.endswith(".conflist") else doc.get("type")):
+            if n.endswith(".conflist") and not all(isinstance(p, dict) and p.get("type") for p in doc["plugins"]):
+                continue
+            return True
+    return False
+
+
+def ready_condition(ok, now, previous=None):
+    status = "True" if ok else "False"
+    reason, message = ("KubeletReady", "kubelet is posting ready status") if ok else \
+        ("KubeletNotReady", NOT_READY_MESSAGE)
+    since = previous.get("lastTransitionTime") if previous and previous.get("status") == status else now
+    return {"type": "Ready", "status": status, "lastHeartbeatTime": now, "lastTransitionTime": since,
+            "reason": reason, "message": message}
+
+
+def node_is_ready(node) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in ((node.get("status") or {}).get("conditions") or []))
+
+
+# ------------------------------------------------------------------------------ workload status rule
+def tolerates(tolerations, taint) -> bool:
+    for t in tolerations or []:
+        if t.get("effect") and t.get("effect") != taint.get("effect"):
+            continue
+        if not t.get("key"):
+            if t.get("operator") == "Exists":
+                return True
+            continue
+        if t.get("key") != taint.get("key"):
+            continue
+        if t.get("operator") == "Exists" or t.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def fits(pod_spec, node) -> bool:
+    """The pod template's nodeSelector matches the node's labels and it tolerates the node's
+    NoSchedule/NoExecute taints (required node affinity is not evaluated)."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (pod_spec.get("nodeSelector") or {}).items()):
+        return False
+    return all(tolerates(pod_spec.get("tolerations"), t) for t in (node.get("spec") or {}).get("taints") or []
+               if t.get("effect") in ("NoSchedule", "NoExecute"))
+
+
+def template_images(pod_spec) -> list:
+    return [c.get("image", "") for key in ("initContainers", "containers") for c in pod_spec.get(key) or []]
+
+
+def workload_status(obj, nodes, image_ok) -> dict:
+    """The status a controller would write, by the double's rule: desired = spec.replicas
+    (Deployment/StatefulSet/ReplicaSet) or the nodes the template fits (DaemonSet); pods are ready
+    where every image of the template exists in its registry (image_ok) and, without hostNetwork,
+    on Ready nodes (a Deployment/StatefulSet: all of them if one fitting node is Ready)."""
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    pod = (spec.get("template") or {}).get("spec") or {}
+    gen = (obj.get("metadata") or {}).get("generation", 1)
+    images = all(image_ok(i) for i in template_images(pod))
+    host_net = bool(pod.get("hostNetwork"))
+    if kind == "DaemonSet":
+        fit = [n for n in nodes if fits(pod, n)]
+        ready = [n for n in fit if images and (host_net or node_is_ready(n))]
+        d, r = len(fit), len(ready)
+        return {"currentNumberScheduled": d, "desiredNumberScheduled": d, "numberMisscheduled": 0,
+                "numberReady": r, "numberAvailable": r, **({"numberUnavailable": d - r} if d - r else {}),
+                "updatedNumberScheduled": d, "observedGeneration": gen}
+    want = spec.get("replicas", 1)
+    want = want if isinstance(want, int) else 1
+    placeable = any(fits(pod, n) and (host_net or node_is_ready(n)) for n in nodes)
+    r = want if (images and placeable) else 0
+    if kind == "StatefulSet":
+        return {"replicas": want, "readyReplicas": r, "currentReplicas": want, "updatedReplicas": want,
+                "availableReplicas": r, "observedGeneration": gen, "collisionCount": 0}
+    st = {"observedGeneration": gen, "replicas": want, "updatedReplicas": want, "readyReplicas": r,
+          "availableReplicas": r}
+    if kind == "Deployment":
+        if want - r:
+            st["unavailableReplicas"] = want - r
+        st["conditions"] = [
+            {"type": "Available", "status": "True" if r >= want else "False",
+             "reason": "MinimumReplicasAvailable" if r >= want else "MinimumReplicasUnavailable",
+             "message": "Deployment has minimum availability." if r >= want else
+             "Deployment does not have minimum availability."},
+            {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable" if r >= want else
+             "ReplicaSetUpdated", "message": f'ReplicaSet "{(obj.get("metadata") or {}).get("name")}" has '
+             + ("successfully progressed." if r >= want else "is progressing.")}]
+    else:
+        st["fullyLabeledReplicas"] = want
+    return {k: v for k, v in st.items() if v != 0 or k in ("replicas", "observedGeneration")}
+
+
+def parse_image(ref: str):
+    """registry host, repository, tag-or-digest of an image reference (docker.io defaults)."""
+    name, digest = (ref.split("@", 1) + [None])[:2]
+    first = name.split("/", 1)[0]
+    if "/" in name and ("." in first or ":" in first or first == "localhost"):
+        host, repo = name.split("/", 1)
+    else:
+        host, repo = "docker.io", name if "/" in name else f"library/{name}"
+    tag = None
+    if ":" in repo.rsplit("/", 1)[-1]:
+        repo, tag = repo.rsplit(":", 1)
+    return host, repo, digest or tag or "latest"

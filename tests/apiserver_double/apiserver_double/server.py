@@ -1,0 +1,672 @@
+"""The kube-apiserver double's HTTP side: authentication, authorization, discovery and the generic
+object store (see ../README.md for the contract and what is not done)."""
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import http.server
+import json
+import os
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+from . import logic, resources
+from .logic import ApiError
+from .resources import BUILTIN, Resource
+
+ADMIN_GROUPS = {"system:masters", "kubeadm:cluster-admins"}   # kubeadm binds kubeadm:cluster-admins to cluster-admin
+READ_VERBS = {"get", "list", "watch"}
+PUBLIC_PATHS = {"/healthz", "/readyz", "/livez", "/version"}   # system:public-info-viewer
+CRD_RES = next(r for r in BUILTIN if r.plural == "customresourcedefinitions")
+NS_RES = next(r for r in BUILTIN if r.plural == "namespaces")
+NODE_RES = next(r for r in BUILTIN if r.plural == "nodes")
+CM_RES = next(r for r in BUILTIN if r.plural == "configmaps")
+SECRET_RES = next(r for r in BUILTIN if r.plural == "secrets")
+WORKLOADS = {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"}
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def log(msg):
+    print(msg, file=sys.stderr if msg.startswith("E") else sys.stdout, flush=True)
+
+
+class User:
+    def __init__(self, name, groups):
+        self.name, self.groups = name, set(groups) | ({"system:authenticated"} if name != "system:anonymous" else set())
+
+    @property
+    def admin(self):
+        return bool(self.groups & ADMIN_GROUPS)
+
+    @property
+    def node(self):
+        return self.name[len("system:node:"):] if self.name.startswith("system:node:") and \
+            "system:nodes" in self.groups else None
+
+
+class Api:
+    def __init__(self, store, version, kubeadm_state=None, images=None):
+        self.store, self.version = store, version.lstrip("v")
+        self.kubeadm_state, self._state_stamp = kubeadm_state, None
+        self.images = images
+        self._crds, self._crds_at = [], 0.0
+        self._validate = None
+        self._sync_lock = threading.Lock()
+
+    # ---------------------------------------------------------------- keys and resources
+    @staticmethod
+    def key(res: Resource, ns, name=None):
+        base = f"/registry/{res.group or 'core'}/{res.plural}/"
+        if res.namespaced and ns:
+            base += f"{ns}/"
+        return base + name if name else base
+
+    def crd_resources(self, fresh=False):
+        if fresh or time.monotonic() - self._crds_at > 2:
+            crds, _ = self.store.list(self.key(CRD_RES, None))
+            self._crds = [r for obj, _ in crds for r in resources.crd_resources(obj)]
+            self._crds_at = time.monotonic()
+        return self._crds
+
+    def all_resources(self):
+        return BUILTIN + self.crd_resources()
+
+    def find(self, group, version, plural):
+        for r in BUILTIN + self.crd_resources():
+            if r.group == group and r.version == version and r.plural == plural:
+                return r
+        for r in self.crd_resources(fresh=True):
+            if r.group == group and r.version == version and r.plural == plural:
+                return r
+        return None
+
+    # ---------------------------------------------------------------- discovery
+    def groups(self):
+        seen = {}
+        for r in self.all_resources():
+            if r.group:
+                seen.setdefault(r.group, [])
+                if r.version not in seen[r.group]:
+                    seen[r.group].append(r.version)
+        out = []
+        for g, vs in seen.items():
+            gv = [{"groupVersion": f"{g}/{v}", "version": v} for v in vs]
+            out.append({"name": g, "versions": gv, "preferredVersion": gv[0]})
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": out}
+
+    def resource_list(self, group, version):
+        rs = [r for r in self.all_resources() if r.group == group and r.version == version]
+        if not rs:
+            return None
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": rs[0].api_version,
+                "resources": [e for r in rs for e in resources.api_resource(r)]}
+
+    def version_info(self):
+        major, minor = self.version.split(".")[:2]
+        return {"major": major, "minor": minor, "gitVersion": f"v{self.version}", "gitCommit": "",
+                "gitTreeState": "clean", "buildDate": "", "goVersion": "go1.22", "compiler": "gc",
+                "platform": "linux/amd64"}
+
+    # ---------------------------------------------------------------- authentication
+    def authenticate(self, peercert, authorization):
+        if authorization:
+            if not authorization.startswith("Bearer "):
+                raise ApiError(401, "Unauthorized")
+            tok = authorization[7:].strip()
+            tid, _, secret = tok.partition(".")
+            found = self.store.get(self.key(SECRET_RES, "kube-system", f"bootstrap-token-{tid}")) if tid else None
+            data = {k: base64.b64decode(v).decode() for k, v in ((found[0].get("data") or {}) if found else {}).items()}
+            if not found or data.get("token-secret") != secret or data.get("usage-bootstrap-authentication") != "true" \
+                    or (data.get("expiration") and data["expiration"] < now()):
+                raise ApiError(401, "Unauthorized")
+            extra = [g for g in data.get("auth-extra-groups", "").split(",") if g]
+            return User(f"system:bootstrap:{tid}", ["system:bootstrappers"] + extra)
+        if peercert:
+            subj = [x for rdn in peercert.get("subject", ()) for x in rdn]
+            cn = next((v for k, v in subj if k == "commonName"), "")
+            return User(cn, [v for k, v in subj if k == "organizationName"])
+        return User("system:anonymous", ["system:unauthenticated"])
+
+    # ---------------------------------------------------------------- authorization
+    @staticmethod
+    def authorize(user, verb, res, ns, name, sub):
+        """system:masters / kubeadm:cluster-admins: everything. A node (system:node:<n>, O=system:nodes):
+        read everything, create/update/patch its own Node and its status, create events and leases.
+        A bootstrap token: get nodes and the kubeadm-config/kubelet-config ConfigMaps in kube-system.
+        Anonymous: get kube-public/cluster-info (kubeadm's bootstrap-signer-clusterinfo Role)."""
+        if user.admin:
+            return
+        if res.plural == "configmaps" and verb == "get" and ns == "kube-public" and name == "cluster-info":
+            return
+        if user.node is not None:
+            if verb in READ_VERBS:
+                return
+            if res.plural == "nodes" and (name == user.node or (verb == "create" and name is None)):
+                return
+            if res.plural in ("events", "leases"):
+                return
+        if "system:bootstrappers" in user.groups and verb == "get" and (
+                res.plural == "nodes" or (res.plural == "configmaps" and ns == "kube-system"
+                                          and name in ("kubeadm-config", "kubelet-config"))):
+            return
+        raise logic.forbidden(user.name, verb, res.plural, res.group, name, ns if res.namespaced else None, sub)
+
+    # ---------------------------------------------------------------- validation
+    def validate(self, res, obj, field_validation="Strict"):
+        name = (obj.get("metadata") or {}).get("name", "")
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            raise logic.invalid(res, name, [("metadata", "FieldValueRequired", "Required value")])
+        probs = logic.name_problems(name, label=res.plural == "namespaces")
+        if probs:
+            raise logic.invalid(res, name, probs)
+        if res.crd:
+            return self._validate_cr(res, obj)
+        if self._validate is None:
+            import functools
+            import kubernetes_validate
+            import kubernetes_validate.utils as kvu
+            # kubernetes-validate reads the schema files for every call; read each once
+            kvu.schema_contents = functools.lru_cache(maxsize=64)(kvu.schema_contents)
+            self._validate = kubernetes_validate
+        kv = self._validate
+        strict = field_validation not in ("Ignore", "Warn")
+        try:
+            kv.validate(obj, self.version, strict=strict)
+        except kv.ValidationError as e:
+            raise logic.schema_error_to_api(res, name, e) from None
+        except kv.SchemaNotFoundError as e:
+            raise ApiError(400, e.message, "BadRequest") from None
+
+    @staticmethod
+    def _validate_cr(res, obj):
+        if not res.schema:
+            return
+        import jsonschema
+        schema = logic.crd_schema(res.schema)
+        props = schema.setdefault("properties", {})
+        for k in ("apiVersion", "kind", "metadata"):
+            props.pop(k, None)
+        err = jsonschema.exceptions.best_match(jsonschema.Draft4Validator(schema).iter_errors(obj))
+        if err is not None and err.validator != "additionalProperties":
+            raise logic.schema_error_to_api(res, obj["metadata"]["name"], err)
+
+    # ---------------------------------------------------------------- objects
+    def out(self, res, obj, rev, in_list=False):
+        obj = copy.deepcopy(obj)
+        obj.setdefault("metadata", {})["resourceVersion"] = str(rev)
+        if obj.get("kind") in WORKLOADS and self.images is not None and res.group == "apps":
+            nodes = [o for o, _ in self.store.list(self.key(NODE_RES, None))[0]]
+            obj["status"] = logic.workload_status(obj, nodes, self.images.exists)
+        if in_list and not res.crd:
+            obj.pop("kind", None), obj.pop("apiVersion", None)
+        return obj
+
+    def check_namespace(self, res, ns):
+        if res.namespaced and ns and not self.store.get(self.key(NS_RES, None, ns)):
+            raise logic.namespace_not_found(ns)
+
+    def body_identity(self, res, obj, ns, name=None):
+        if not isinstance(obj, dict):
+            raise ApiError(400, "the body of the request is not a JSON object", "BadRequest")
+        obj.setdefault("apiVersion", res.api_version)
+        obj.setdefault("kind", res.kind)
+        if obj["apiVersion"] != res.api_version or obj["kind"] != res.kind:
+            raise ApiError(400, f"the API version in the data ({obj['apiVersion']}) does not match the expected API "
+                                f"version ({res.api_version})" if obj["apiVersion"] != res.api_version else
+                           f"the kind in the data ({obj['kind']}) does not match the expected kind ({res.kind})",
+                           "BadRequest")
+        meta = obj.setdefault("metadata", {}) if isinstance(obj.get("metadata", {}), dict) else obj["metadata"]
+        if isinstance(meta, dict):
+            if res.namespaced:
+                if meta.get("namespace") and meta["namespace"] != ns:
+                    raise ApiError(400, "the namespace of the provided object does not match the namespace sent on "
+                                        "the request", "BadRequest")
+                meta["namespace"] = ns
+            else:
+                meta.pop("namespace", None)
+            if name is not None and meta.get("name") and meta["name"] != name:
+                raise ApiError(400, f"the name of the object ({meta['name']}) does not match the name on the URL "
+                                    f"({name})", "BadRequest")
+            if name is not None:
+                meta.setdefault("name", name)
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+        return obj
+
+    def create(self, res, ns, obj, dry=False, fv="Strict", internal=False):
+        obj = self.body_identity(res, obj, ns)
+        self.check_namespace(res, ns)
+        obj = logic.prepare_create(obj, res, str(uuid.uuid4()), now(), keep_status=res.plural == "nodes" or internal)
+        if res.plural == "namespaces":
+            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+            obj["status"] = {"phase": "Active"}
+            obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+            obj["metadata"].pop("generation", None)
+        if res.plural == "customresourcedefinitions":
+            obj["status"] = resources.established(obj)
+        self.validate(res, obj, fv)
+        name = obj["metadata"]["name"]
+        if dry:
+            if self.store.get(self.key(res, ns, name)):
+                raise logic.already_exists(res, name)
+            return self.out(res, obj, self.store.revision())
+        rev = self.store.create(self.key(res, ns, name), obj)
+        if rev is None:
+            raise logic.already_exists(res, name)
+        if res.plural == "customresourcedefinitions":
+            self.crd_resources(fresh=True)
+        if res.plural == "nodes":
+            self.apply_marks(name)
+            got = self.store.get(self.key(res, ns, name))
+            obj, rev = got if got else (obj, rev)
+        return self.out(res, obj, rev)
+
+    def get(self, res, ns, name):
+        self.check_namespace(res, ns)
+        got = self.store.get(self.key(res, ns, name))
+        if not got:
+            raise logic.not_found(res, name)
+        return self.out(res, *got)
+
+    def list(self, res, ns, q):
+        if ns:
+            self.check_namespace(res, ns)
+        labels = logic.parse_label_selector(q.get("labelSelector", ""))
+        fields = logic.parse_field_selector(q.get("fieldSelector", ""))
+        items, rev = self.store.list(self.key(res, ns))
+        items = [self.out(res, o, r, in_list=True) for o, r in items
+                 if logic.labels_match(labels, (o.get("metadata") or {}).get("labels"))
+                 and logic.fields_match(fields, o)]
+        return {"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                "metadata": {"resourceVersion": str(rev)}, "items": items}
+
+    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Strict", patcher=None):
+        """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status."""
+        self.check_namespace(res, ns)
+        for _ in range(5):
+            got = self.store.get(self.key(res, ns, name))
+            if not got:
+                raise logic.not_found(res, name)
+            cur, rev = got
+            if patcher is not None:
+                new = patcher(self.out(res, cur, rev) if sub != "status" else copy.deepcopy(cur))
+                if isinstance(new, dict):
+                    new.setdefault("metadata", {}).pop("resourceVersion", None)
+                want_rev = rev
+            else:
+                new = obj
+                rv = (new.get("metadata") or {}).get("resourceVersion") if isinstance(new, dict) else None
+                want_rev = int(rv) if rv and str(rv).isdigit() else rev
+                if rv and want_rev != rev:
+                    raise logic.conflict(res, name)
+            new = self.body_identity(res, new, ns, name)
+            if sub == "status":
+                merged = copy.deepcopy(cur)
+                merged["status"] = new.get("status")
+                if merged["status"] is None:
+                    merged.pop("status")
+                new = merged
+            else:
+                new = logic.prepare_update(new, cur, res)
+            if res.plural == "customresourcedefinitions":
+                new["status"] = resources.established(new)
+            self.validate(res, new, fv)
+            if dry:
+                return self.out(res, new, rev)
+            new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
+            if new_rev is not None:
+                if res.plural == "customresourcedefinitions":
+                    self.crd_resources(fresh=True)
+                return self.out(res, new, new_rev)
+            if patcher is None:
+                raise logic.conflict(res, name)
+        raise logic.conflict(res, name)
+
+    def delete(self, res, ns, name, dry=False):
+        self.check_namespace(res, ns)
+        got = self.store.get(self.key(res, ns, name))
+        if not got:
+            raise logic.not_found(res, name)
+        obj, _ = got
+        if not dry:
+            if not self.store.delete(self.key(res, ns, name)):
+                raise logic.not_found(res, name)
+            if res.plural == "namespaces":
+                for r in self.all_resources():
+                    if r.namespaced:
+                        self.store.delete_prefix(self.key(r, name))
+            if res.plural == "customresourcedefinitions":
+                for r in resources.crd_resources(obj):
+                    self.store.delete_prefix(self.key(r, None))
+                self.crd_resources(fresh=True)
+        d = {"name": name, "kind": res.plural, "uid": obj["metadata"].get("uid")}
+        if res.group:
+            d["group"] = res.group
+        return logic.status_obj(200, "", "", d, success=True)
+
+    # ---------------------------------------------------------------- bootstrap and kubeadm's state
+    def ensure_system(self):
+        for ns in resources.SYSTEM_NAMESPACES:
+            try:
+                self.create(NS_RES, None, {"metadata": {"name": ns}}, internal=True)
+            except ApiError:
+                pass
+        self.sync_kubeadm_state()
+
+    def _upsert(self, res, ns, obj):
+        name = obj["metadata"]["name"]
+        got = self.store.get(self.key(res, ns, name))
+        if got is None:
+            try:
+                self.create(res, ns, obj, internal=True)
+            except ApiError as e:
+                log(f"E sync {res.plural} {name}: {e.message}")
+        elif any(got[0].get(k) != v for k, v in obj.items() if k != "metadata"):
+            new = copy.deepcopy(got[0])
+            new.update({k: v for k, v in obj.items() if k != "metadata"})
+            self.store.update(self.key(res, ns, name), new, got[1])
+
+    def sync_kubeadm_state(self):
+        """What kubeadm wrote "to the API" (the kubeadm double's state file on this host) becomes API
+        objects: its ConfigMaps, bootstrap-token Secrets, and its control-plane marks for Nodes.
+        Called for every request (a stat when nothing changed) and every 5 s."""
+        with self._sync_lock:
+            self._sync_kubeadm_state()
+
+    def _sync_kubeadm_state(self):
+        path = self.kubeadm_state
+        try:
+            stamp = os.stat(path).st_mtime_ns if path else None
+        except OSError:
+            stamp = None
+        if stamp is None or stamp == self._state_stamp:
+            return
+        try:
+            with open(path) as f:
+                st = json.load(f)
+        except (OSError, ValueError):
+            return
+        self._state_stamp = stamp
+        for name, data in (st.get("configmaps") or {}).items():
+            ns = "kube-public" if name == "cluster-info" else "kube-system"
+            self._upsert(CM_RES, ns, {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": {"name": name, "namespace": ns}, "data": data})
+        for tok, t in (st.get("tokens") or {}).items():
+            tid, _, secret = tok.partition(".")
+            data = {"token-id": tid, "token-secret": secret, "description": t.get("description") or "",
+                    "auth-extra-groups": ",".join(t.get("groups") or [])}
+            if t.get("expires"):
+                data["expiration"] = t["expires"]
+            for u in t.get("usages") or []:
+                data[f"usage-bootstrap-{u}"] = "true"
+            self._upsert(SECRET_RES, "kube-system", {
+                "apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+                "metadata": {"name": f"bootstrap-token-{tid}", "namespace": "kube-system"},
+                "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}})
+        for node, mark in (st.get("nodes") or {}).items():
+            key = f"/registry/double/control-plane-marks/{node}"
+            got = self.store.get(key)
+            if got is None:
+                self.store.create(key, mark)
+            elif got[0] != mark:
+                self.store.update(key, mark, got[1])
+            self.apply_marks(node)
+
+    def apply_marks(self, node):
+        """kubeadm's mark-control-plane (labels and taints) on the Node, once it is registered."""
+        mark = self.store.get(f"/registry/double/control-plane-marks/{node}")
+        got = self.store.get(self.key(NODE_RES, None, node))
+        if not mark or not got:
+            return
+        obj, rev = got
+        new = copy.deepcopy(obj)
+        labels = new["metadata"].setdefault("labels", {})
+        for lab in mark[0].get("labels") or []:
+            labels[lab] = ""
+        taints = new.setdefault("spec", {}).setdefault("taints", [])
+        for t in mark[0].get("taints") or []:
+            if not any(x.get("key") == t.get("key") and x.get("effect") == t.get("effect") for x in taints):
+                taints.append(t)
+        if not taints:
+            new["spec"].pop("taints")
+        if new != obj:
+            self.store.update(self.key(NODE_RES, None, node), new, rev)
+
+
+# -------------------------------------------------------------------- HTTP
+def parse_path(path):
+    """(group, version, ns, plural, name, sub) of a resource path, or None."""
+    parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+    if parts[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", parts[2:]
+    elif parts[0] == "apis" and len(parts) >= 3:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    if not rest or not rest[0]:
+        return None
+    ns = None
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        ns, rest = rest[1], rest[2:]
+    plural, name, sub = (rest + [None, None])[:3]
+    if len(rest) > 3:
+        return None
+    return group, version, ns, plural, name, sub
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 120
+    api: Api = None
+
+    def log_message(self, *a):
+        pass
+
+    def send_json(self, code, obj, extra=None):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def send_text(self, code, text):
+        body = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def body(self):
+        raw = self._raw
+        if not raw:
+            raise ApiError(400, "the request body is empty", "BadRequest")
+        ctype = (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+        try:
+            if ctype.endswith("yaml"):
+                import yaml
+                return yaml.safe_load(raw), ctype
+            return json.loads(raw), ctype
+        except ValueError as e:
+            raise ApiError(400, f"error decoding the request body: {e}", "BadRequest") from None
+
+    def handle_one(self):
+        api = self.api
+        url = urllib.parse.urlsplit(self.path)
+        q = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+        path = url.path.rstrip("/") or "/"
+        api.sync_kubeadm_state()
+        user = api.authenticate(self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None,
+                                self.headers.get("Authorization"))
+        if path in PUBLIC_PATHS or path.startswith(("/healthz/", "/readyz/", "/livez/")):
+            if self.command != "GET":
+                raise ApiError(405, f"the server does not allow this method on the requested resource", "MethodNotAllowed")
+            return ("json", 200, api.version_info()) if path == "/version" else ("text", 200, "ok")
+        if user.name == "system:anonymous" and not (self.command == "GET" and path ==
+                                                    "/api/v1/namespaces/kube-public/configmaps/cluster-info"):
+            raise ApiError(403, f'forbidden: User "system:anonymous" cannot {self.command.lower()} path "{path}"',
+                           "Forbidden", {})
+        if self.command == "GET":
+            if path == "/api":
+                return "json", 200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.server.server_address[0]}:"
+                                                                 f"{self.server.server_address[1]}"}]}
+            if path == "/apis":
+                return "json", 200, api.groups()
+            parts = path.strip("/").split("/")
+            if parts == ["api", "v1"] or (parts[0] == "apis" and len(parts) == 3):
+                gv = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
+                lst = api.resource_list(*gv)
+                if lst is None:
+                    raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+                return "json", 200, lst
+            if parts[0] == "apis" and len(parts) == 2:
+                g = next((x for x in api.groups()["groups"] if x["name"] == parts[1]), None)
+                if g is None:
+                    raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+                return "json", 200, {"kind": "APIGroup", "apiVersion": "v1", **g}
+        pp = parse_path(path)
+        if pp is None:
+            raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        group, version, ns, plural, name, sub = pp
+        # /api/v1/namespaces/<name>[/status]: the namespace itself
+        if plural is None and ns is not None:
+            pass
+        if group == "" and ns is not None and plural in ("status", "finalize") and name is None:
+            plural, name, sub, ns = "namespaces", ns, plural, None
+        res = api.find(group, version, plural)
+        if res is None and group == "" and ns is not None and plural is None:
+            res = NS_RES
+        if res is None:
+            raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        if not res.namespaced and ns is not None:
+            raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        if sub and sub not in res.subresources:
+            raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        if q.get("watch") in ("true", "1"):
+            raise ApiError(405, "the double does not serve watch (see its README)", "MethodNotAllowed", {})
+        dry = q.get("dryRun") == "All"
+        fv = q.get("fieldValidation", "Strict")
+        verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
+                "DELETE": "delete" if name else "deletecollection"}.get(self.command)
+        if verb is None:
+            raise ApiError(405, "the server does not allow this method on the requested resource",
+                           "MethodNotAllowed", {})
+        api.authorize(user, verb, res, ns, name, sub)
+        if res.namespaced and ns is None and verb not in ("list",):
+            raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        if verb == "get":
+            return "json", 200, api.get(res, ns, name)
+        if verb == "list":
+            return "json", 200, api.list(res, ns, q)
+        if verb == "create":
+            if name:
+                raise ApiError(405, "the server does not allow this method on the requested resource",
+                               "MethodNotAllowed", {})
+            obj, _ = self.body()
+            want = (obj.get("metadata") or {}).get("name") if isinstance(obj, dict) else None
+            if res.plural == "nodes" and user.node is not None and want != user.node:
+                # the NodeRestriction admission plugin (plugin/pkg/admission/noderestriction)
+                raise ApiError(403, f'nodes "{want}" is forbidden: node "{user.node}" is not allowed to modify '
+                                    f'node "{want}"', "Forbidden", {"name": want, "kind": "nodes"})
+            return "json", 201, api.create(res, ns, obj, dry, fv)
+        if verb == "update":
+            obj, _ = self.body()
+            return "json", 200, api.update(res, ns, name, obj, sub, dry, fv)
+        if verb == "patch":
+            patch, ctype = self.body()
+            if ctype == "application/merge-patch+json":
+                def patcher(cur):
+                    return logic.merge_patch(cur, patch)
+            elif ctype == "application/strategic-merge-patch+json" and not res.crd:
+                def patcher(cur):
+                    return logic.strategic_merge_patch(cur, patch)
+            elif ctype == "application/json-patch+json":
+                def patcher(cur):
+                    return logic.json_patch(cur, patch)
+            else:
+                accepted = "application/json-patch+json, application/merge-patch+json" + \
+                    ("" if res.crd else ", application/strategic-merge-patch+json")
+                raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
+                                    f"include: {accepted}", "UnsupportedMediaType", {})
+            return "json", 200, api.update(res, ns, name, None, sub, dry, fv, patcher=patcher)
+        if verb == "delete":
+            return "json", 200, api.delete(res, ns, name, dry)
+        raise ApiError(405, "deletecollection is not served by the double", "MethodNotAllowed", {})
+
+    def dispatch(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        self._raw = self.rfile.read(n) if n else b""     # always read: the connection is kept alive
+        try:
+            kind, code, obj = self.handle_one()
+        except ApiError as e:
+            kind, code, obj = "json", e.code, e.status()
+        except Exception as e:  # noqa: BLE001  (answered as the real server does: a 500 Status)
+            log(f"E {self.command} {self.path}: {type(e).__name__}: {e}")
+            kind, code, obj = "json", 500, logic.status_obj(500, f"Internal error occurred: {e}", "InternalError", {})
+        if self.command in ("POST", "PUT", "PATCH", "DELETE") or code >= 500:
+            log(f"I {self.command} {self.path} {code}")
+        if kind == "text":
+            self.send_text(code, obj)
+        else:
+            self.send_json(code, obj)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = dispatch
+
+
+class TLSServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, addr, handler, ctx):
+        self.ctx = ctx
+        super().__init__(addr, handler)
+
+    def finish_request(self, request, client_address):
+        request.settimeout(30)
+        try:
+            tls = self.ctx.wrap_socket(request, server_side=True)
+        except (OSError, ssl.SSLError):
+            return
+        tls.settimeout(None)
+        self.RequestHandlerClass(tls, client_address, self)
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+def serve(args, api, log_fn=log):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args["tls-cert-file"], args["tls-private-key-file"])
+    if args.get("client-ca-file"):
+        ctx.load_verify_locations(args["client-ca-file"])
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+    Handler.api = api
+    bind = args.get("bind-address", "0.0.0.0")
+    server = TLSServer((bind, int(args.get("secure-port", 6443))), Handler, ctx)
+    server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+    def housekeeping():
+        while True:
+            time.sleep(5)
+            try:
+                api.sync_kubeadm_state()
+            except Exception as e:  # noqa: BLE001
+                log_fn(f"E sync: {e}")
+    threading.Thread(target=housekeeping, daemon=True).start()
+    log_fn(f"I kube-apiserver double v{api.version} serving on {bind}:{args.get('secure-port', 6443)} "
+           f"(storage: {api.store.kind})")
+    server.serve_forever()

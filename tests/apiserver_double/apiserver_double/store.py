@@ -1,0 +1,193 @@
+"""Where the double keeps objects: the real etcd the apiserver manifest names (--etcd-servers with
+--etcd-cafile/--etcd-certfile/--etcd-keyfile, through etcdctl, mutual TLS), so
+every master's double shows the same objects; or, when no etcd answers there (stacked etcd: the
+kubeadm double runs no etcd), a file on this host (then masters do NOT share objects).
+
+Both give what the API server needs from etcd: a cluster-wide monotonic revision (resourceVersion
+= the key's mod_revision, as the real API server does), create-if-absent and update-if-unchanged."""
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import subprocess
+import threading
+
+
+class StoreUnavailable(Exception):
+    pass
+
+
+class EtcdStore:
+    """etcd v3 through etcdctl (-w json): the collection's etcd is configured by a file, which leaves
+    etcd's HTTP/JSON gateway off (its default comes from the command-line flag only), and a gRPC
+    client is not available on the hosts; etcdctl speaks etcd's gRPC API with mutual TLS."""
+
+    kind = "etcd"
+
+    def __init__(self, endpoints, cafile, certfile, keyfile, etcdctl="etcdctl", timeout=5):
+        self.base = [etcdctl, "--endpoints=" + ",".join(endpoints), f"--command-timeout={timeout}s",
+                     "--dial-timeout=3s", "-w", "json"]
+        for flag, f in (("cacert", cafile), ("cert", certfile), ("key", keyfile)):
+            if f:
+                self.base.append(f"--{flag}={f}")
+        self.endpoints = endpoints
+
+    def _run(self, args, stdin=None):
+        try:
+            r = subprocess.run(self.base + args, input=stdin, capture_output=True, text=True, timeout=30,
+                               env=dict(os.environ, ETCDCTL_API="3"))
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise StoreUnavailable(f"etcd {self.endpoints}: {e}") from None
+        if r.returncode != 0:
+            raise StoreUnavailable(f"etcd {self.endpoints}: {(r.stderr or r.stdout).strip()}")
+        return json.loads(r.stdout or "{}")
+
+    def ping(self):
+        self._run(["get", "/registry/health"])
+
+    @staticmethod
+    def _kv(kv):
+        return json.loads(base64.b64decode(kv["value"])), int(kv.get("mod_revision", 0))
+
+    def get(self, key):
+        kvs = self._run(["get", key]).get("kvs") or []
+        return self._kv(kvs[0]) if kvs else None
+
+    def list(self, prefix):
+        r = self._run(["get", "--prefix", prefix])
+        return [self._kv(kv) for kv in r.get("kvs") or []], int(r["header"]["revision"])
+
+    def _txn(self, compare, op):
+        # etcdctl txn reads: compares, a blank line, success requests, a blank line, failure requests
+        r = self._run(["txn"], f"{compare}\n\n{op}\n\n\n")
+        return int(r["header"]["revision"]) if r.get("succeeded") else None
+
+    @staticmethod
+    def _put(key, value):
+        return f"put {key} {json.dumps(json.dumps(value))}"
+
+    def create(self, key, value):
+        """The new revision, or None when the key exists."""
+        return self._txn(f'create("{key}") = "0"', self._put(key, value))
+
+    def update(self, key, value, expect_rev):
+        """The new revision, or None when the key's mod_revision is not expect_rev (or it is gone)."""
+        return self._txn(f'mod("{key}") = "{int(expect_rev)}"', self._put(key, value))
+
+    def delete(self, key, expect_rev=None):
+        if expect_rev is None:
+            return int(self._run(["del", key]).get("deleted", 0)) > 0
+        return self._txn(f'mod("{key}") = "{int(expect_rev)}"', f"del {key}") is not None
+
+    def delete_prefix(self, prefix):
+        self._run(["del", "--prefix", prefix])
+
+    def revision(self):
+        return int(self._run(["get", "/registry/health"])["header"]["revision"])
+
+
+class FileStore:
+    """One JSON file, locked (flock) for each operation; re-read only when it changed."""
+
+    kind = "file"
+
+    def __init__(self, path):
+        self.path = path
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self._lock = threading.Lock()
+        self._cache, self._stamp = None, None
+
+    def _op(self, fn, write=False):
+        with self._lock, open(self.path + ".lock", "a") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+            try:
+                st = os.stat(self.path)
+                stamp = (st.st_mtime_ns, st.st_size)
+                if stamp != self._stamp:
+                    with open(self.path) as f:
+                        self._cache, self._stamp = json.load(f), stamp
+            except FileNotFoundError:
+                self._cache, self._stamp = {"rev": 1, "kv": {}}, None
+            data = self._cache
+            result, changed = fn(data)
+            if changed:
+                tmp = self.path + ".tmp"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    json.dump(data, f)
+                os.replace(tmp, self.path)
+                st = os.stat(self.path)
+                self._stamp = (st.st_mtime_ns, st.st_size)
+            return result
+
+    def ping(self):
+        return True
+
+    def get(self, key):
+        def fn(d):
+            e = d["kv"].get(key)
+            return (e[1], e[0]) if e else None, False
+        return self._op(fn)
+
+    def list(self, prefix):
+        def fn(d):
+            return ([(v, r) for k, (r, v) in sorted(d["kv"].items()) if k.startswith(prefix)], d["rev"]), False
+        return self._op(fn)
+
+    def _put(self, key, value, ok):
+        def fn(d):
+            if not ok(d["kv"].get(key)):
+                return None, False
+            d["rev"] += 1
+            d["kv"][key] = [d["rev"], value]
+            return d["rev"], True
+        return self._op(fn, write=True)
+
+    def create(self, key, value):
+        return self._put(key, value, lambda e: e is None)
+
+    def update(self, key, value, expect_rev):
+        return self._put(key, value, lambda e: e is not None and e[0] == expect_rev)
+
+    def delete(self, key, expect_rev=None):
+        def fn(d):
+            e = d["kv"].get(key)
+            if e is None or (expect_rev is not None and e[0] != expect_rev):
+                return False, False
+            del d["kv"][key]
+            d["rev"] += 1
+            return True, True
+        return self._op(fn, write=True)
+
+    def delete_prefix(self, prefix):
+        def fn(d):
+            gone = [k for k in d["kv"] if k.startswith(prefix)]
+            for k in gone:
+                del d["kv"][k]
+            if gone:
+                d["rev"] += 1
+            return None, bool(gone)
+        return self._op(fn, write=True)
+
+    def revision(self):
+        return self._op(lambda d: (d["rev"], False))
+
+
+def open_store(args, file_path, tries=10, wait=1.0, log=print):
+    """EtcdStore when the flags' etcd answers (retried a few seconds), else FileStore(file_path)."""
+    import time
+    servers = [s for s in (args.get("etcd-servers") or "").split(",") if s]
+    if servers:
+        st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
+        for n in range(tries):
+            try:
+                st.ping()
+                log(f"I storage: etcd {','.join(servers)}")
+                return st
+            except StoreUnavailable as e:
+                if n == tries - 1:
+                    log(f"W storage: no etcd answers ({e}); objects in {file_path} on this host only")
+                time.sleep(wait)
+    return FileStore(file_path)

@@ -1,0 +1,212 @@
+"""The network phase and cluster health on the HA keepalived site of 3 masters and 2 workers.
+
+h1-h3 are masters holding the API VIP with keepalived, h4 and h5 workers; etcd is external on h1
+(the API server double keeps its objects there, so every master serves the same objects); the
+registry on h1 serves the fixture pack's stand-in network images. The kubeadm, kubelet and
+kube-apiserver test doubles are on the hosts (tests/kubeadm_double, tests/apiserver_double): the
+kubelet double reports its Node Ready only with a valid CNI configuration in /etc/cni/net.d, the
+API double validates every object against Kubernetes' schemas and reports a DaemonSet ready when
+its images are in the registry.
+
+One site, in this order (the CI budget has room for one 5-host install): flannel installed, re-run
+(journal) and re-converged with the journal off, both changed=0; check mode of the network phase
+with another MTU changes nothing and says what would change; status.yml; an object with a schema
+error is refused naming the object and the field; then the same cluster switched to calico (the
+flannel objects pruned, exactly calico's CNI config left), and to none with the site's own CNI
+from a before-hook (no network object left).
+"""
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import fixture_pack, kubeadm_double, sites
+from harness.playbook import NO_RESUME, TOP, run_playbook
+from harness.testhosts import TestHosts
+
+INSTALL = TOP / "install.yml"
+STATUS = TOP / "playbooks" / "status.yml"
+NODES = ["h1", "h2", "h3", "h4", "h5"]
+TIMES = {}
+SITE_CNI = """- name: The site's own CNI
+  hosts: masters:workers
+  gather_facts: false
+  tasks:
+    - name: A bridge network of the site
+      ansible.builtin.copy:
+        dest: /etc/cni/net.d/20-site.conflist
+        mode: "0644"
+        content: '{"cniVersion": "0.3.1", "name": "site", "plugins": [{"type": "bridge", "bridge": "cni0"}]}'
+"""
+
+
+def flat(text):
+    """Text with every run of white space made one space: the YAML callback folds long lines."""
+    return " ".join(text.split())
+
+
+def shows(run, text):
+    return flat(text) in flat(run.output)
+
+
+def timed(name, *args, **kw):
+    start = time.monotonic()
+    run = run_playbook(*args, **kw)
+    TIMES[name] = round(time.monotonic() - start, 1)
+    print(f"\n[timing] {name}: {TIMES[name]} s")
+    return run
+
+
+@pytest.fixture(scope="module")
+def five(testhosts):
+    """The session's hosts plus h4 and h5 (fresh), on the same harness instance."""
+    th = TestHosts(th_id=testhosts.th_id, count=5)
+    th.reset("h4", "h5")
+    th.up()
+    yield th
+    th.down("h4", "h5")
+
+
+@pytest.fixture(scope="module")
+def site(five, tmp_path_factory):
+    th = five
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    kubeadm_double.install(th)
+    d = tmp_path_factory.mktemp("network")
+    inv = th.write_inventory(
+        d / "hosts.yml", groups={"masters": NODES[:3], "workers": NODES[3:], "etcd": ["h1"], "registry": ["h1"]},
+        group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
+                    "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
+                    "tke_hooks_dir": str(d / "hooks")})
+    return {"inv": inv, "dir": d}
+
+
+def kubectl(th, args):
+    """kubectl on h1 through the admin kubeconfig (Debian's kubernetes-client: independent of the
+    collection's own API client)."""
+    return th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
+
+
+def objects_of(th, kinds, selector="tke.offline-pot.io/part-of=network"):
+    out = kubectl(th, f"get {kinds} -A -l {selector} -o json")
+    assert out.returncode == 0, out.stderr
+    return sorted(f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}".replace(" /", " ")
+                  for o in json.loads(out.stdout)["items"])
+
+
+def cni_dirs(th):
+    return {h: th.ssh(h, "ls /etc/cni/net.d").stdout.split() for h in NODES}
+
+
+@pytest.fixture(scope="module")
+def flannel(five, site):
+    run = timed("install (flannel, 5 hosts)", INSTALL, site["inv"])
+    assert run.rc == 0, run.explain()
+    five.ssh("h1", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client)"
+                   " >/dev/null 2>&1")
+    return run
+
+
+def test_flannel_install(five, site, flannel):
+    th = five
+    assert "Phase network" in flannel.output
+    for h in NODES:
+        assert shows(flannel, f"'  {h}: Ready"), (h, flannel.output[-4000:])
+    assert shows(flannel, "DaemonSet kube-flannel/kube-flannel-ds: rolled out, 5/5 pods available"), flannel.explain()
+    assert objects_of(th, "namespaces,configmaps,daemonsets,serviceaccounts,clusterroles,clusterrolebindings") == [
+        "ClusterRole flannel", "ClusterRoleBinding flannel", "ConfigMap kube-flannel/kube-flannel-cfg",
+        "DaemonSet kube-flannel/kube-flannel-ds", "Namespace kube-flannel", "ServiceAccount kube-flannel/flannel"]
+    ds = json.loads(kubectl(th, "-n kube-flannel get ds kube-flannel-ds -o json").stdout)
+    images = sorted({c["image"] for c in ds["spec"]["template"]["spec"]["containers"]
+                     + ds["spec"]["template"]["spec"]["initContainers"]})
+    assert images == ["registry.tke.com/library/flannel-cni-plugin:v1.9.1-flannel3",
+                      "registry.tke.com/library/flannel:v0.28.9"]
+    cfg = json.loads(kubectl(th, "-n kube-flannel get cm kube-flannel-cfg -o json").stdout)["data"]
+    assert json.loads(cfg["net-conf.json"])["Network"] == "10.244.0.0/16"
+    # every node holds exactly flannel's CNI configuration, the bytes install-cni would copy
+    assert cni_dirs(th) == {h: ["10-flannel.conflist"] for h in NODES}
+    for h in NODES:
+        assert th.ssh(h, "cat /etc/cni/net.d/10-flannel.conflist").stdout.strip() == cfg["cni-conf.json"].strip()
+
+
+def test_rerun_and_reconverge_change_nothing(five, site, flannel):
+    again = timed("re-run (journal)", INSTALL, site["inv"])
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    assert shows(again, "'  h5: Ready")
+    off = timed("re-converge (journal off)", INSTALL, site["inv"], *NO_RESUME)
+    assert off.rc == 0 and off.changed_hosts() == {}, off.explain()
+    assert "k8s_apply" not in " ".join(off.changed_tasks())
+
+
+def test_check_mode_reports_and_changes_nothing(five, site, flannel):
+    th = five
+    before = kubectl(th, "-n kube-flannel get cm kube-flannel-cfg -o json").stdout
+    run = timed("check mode (network, MTU 1400)", INSTALL, site["inv"], "--tags", "network", "--check", "--diff",
+                "-e", '{"tke_network_mtu": 1400, "force_phases": "network"}')
+    assert run.rc == 0, run.explain()
+    assert shows(run, "ConfigMap kube-flannel/kube-flannel-cfg") and '\\"MTU\\": 1400' in run.output, run.explain()
+    assert any("The network's objects in the cluster" in t for t in run.changed_tasks()), run.explain()
+    after = kubectl(th, "-n kube-flannel get cm kube-flannel-cfg -o json").stdout
+    assert json.loads(after)["metadata"]["resourceVersion"] == json.loads(before)["metadata"]["resourceVersion"]
+    assert "MTU" not in json.loads(after)["data"]["net-conf.json"]
+
+
+def test_status_lists_every_node_ready(site, flannel):
+    run = timed("status.yml", STATUS, site["inv"])
+    assert run.rc == 0 and run.changed_hosts() == {}, run.explain()
+    for h in NODES:
+        assert shows(run, f"'  {h}: Ready"), run.explain()
+
+
+def test_schema_error_names_object_and_field(five, site, flannel):
+    bad = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bad", "namespace": "kube-flannel"},
+           "spec": {"selector": {"matchLabels": {"app": "bad"}},
+                    "template": {"metadata": {"labels": {"app": "bad"}}, "spec": {"containers": [
+                        {"name": "c", "image": "registry.tke.com/library/pause:3.9",
+                         "ports": [{"containerPort": "http"}]}]}}}}
+    play = site["dir"] / "bad.yml"
+    play.write_text(
+        "- hosts: h1\n  gather_facts: false\n  tasks:\n    - offline_pot.tke.k8s_apply:\n"
+        f"        objects: [{json.dumps(bad)}]\n")
+    run = run_playbook(play, site["inv"])
+    assert run.rc != 0
+    assert shows(run, "DaemonSet kube-flannel/bad: Invalid:"), run.explain()
+    assert shows(run, "spec.template.spec.containers[0].ports[0].containerPort"), run.explain()
+    assert kubectl(five, "-n kube-flannel get ds bad").returncode != 0
+
+
+def test_switch_to_calico(five, site, flannel):
+    th = five
+    run = timed("network phase, flannel -> calico", INSTALL, site["inv"], "--tags", "network",
+                "-e", '{"tke_network_plugin": "calico"}')
+    assert run.rc == 0, run.explain()
+    assert shows(run, "DaemonSet kube-system/calico-node: rolled out, 5/5 pods available"), run.explain()
+    assert objects_of(th, "namespaces,daemonsets,deployments") == [
+        "DaemonSet kube-system/calico-node", "Deployment kube-system/calico-kube-controllers"]
+    crds = objects_of(th, "customresourcedefinitions")
+    assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
+    assert cni_dirs(th) == {h: ["10-calico.conflist"] for h in NODES}
+    conf = json.loads(th.ssh("h4", "cat /etc/cni/net.d/10-calico.conflist").stdout)
+    assert conf["plugins"][0]["nodename"] == "h4" and conf["plugins"][0]["mtu"] == 0
+    again = timed("network phase, calico again", INSTALL, site["inv"], "--tags", "network",
+                  "-e", '{"tke_network_plugin": "calico"}')
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+
+
+def test_none_leaves_no_network_object(five, site, flannel):
+    th = five
+    hook = site["dir"] / "hooks" / "network" / "before.yml"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(SITE_CNI)
+    run = timed("network phase, calico -> none (site CNI in a hook)", INSTALL, site["inv"], "--tags", "network",
+                "-e", '{"tke_network_plugin": "none"}')
+    assert run.rc == 0, run.explain()
+    assert objects_of(th, "namespaces,configmaps,daemonsets,deployments,serviceaccounts,clusterroles,"
+                          "clusterrolebindings,customresourcedefinitions,poddisruptionbudgets") == []
+    assert cni_dirs(th) == {h: ["20-site.conflist"] for h in NODES}
+    for h in NODES:
+        assert shows(run, f"'  {h}: Ready"), run.explain()
+    print("\n[timings] " + json.dumps(TIMES))

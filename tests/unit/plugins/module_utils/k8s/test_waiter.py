@@ -1,0 +1,56 @@
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import waiter
+
+
+def ds(generation=1, observed=1, want=5, updated=5, available=5):
+    return {"kind": "DaemonSet", "metadata": {"name": "kube-flannel-ds", "namespace": "kube-flannel",
+                                              "generation": generation},
+            "status": {"observedGeneration": observed, "desiredNumberScheduled": want,
+                       "updatedNumberScheduled": updated, "numberAvailable": available}}
+
+
+def node(name, status="True", reason=""):
+    return {"kind": "Node", "metadata": {"name": name},
+            "status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
+                                      {"type": "Ready", "status": status, "reason": reason}]}}
+
+
+def test_daemonset_rollout_rule():
+    assert waiter.daemonset_rolled_out(ds())[0]
+    assert not waiter.daemonset_rolled_out(ds(generation=2))[0]       # controller has not seen the spec
+    assert not waiter.daemonset_rolled_out(ds(available=3))[0]
+    assert not waiter.daemonset_rolled_out(ds(updated=4))[0]
+    assert not waiter.daemonset_rolled_out(ds(want=0, updated=0, available=0))[0]
+    assert waiter.daemonset_rolled_out(ds(available=3))[1] == "3/5 pods available, 5 updated"
+
+
+def test_deployment_rule():
+    dep = {"kind": "Deployment", "metadata": {"generation": 2}, "spec": {"replicas": 2},
+           "status": {"observedGeneration": 2, "updatedReplicas": 2, "availableReplicas": 1}}
+    assert not waiter.deployment_available(dep)[0]
+    dep["status"]["availableReplicas"] = 2
+    assert waiter.deployment_available(dep) == (True, "2/2 replicas available, 2 updated")
+
+
+def test_node_rule():
+    assert waiter.node_ready(node("m1")) == (True, "Ready=True")
+    assert waiter.node_ready(node("w1", "False", "KubeletNotReady")) == (False, "Ready=False: KubeletNotReady")
+    assert waiter.node_ready({"kind": "Node", "metadata": {"name": "x"}}) == (False, "no Ready condition yet")
+
+
+def test_pending_names_each_object_what_and_state():
+    waiting = waiter.pending([ds(available=4), node("m1"), node("w2", "False", "KubeletNotReady")])
+    assert waiter.describe(waiting) == (
+        "DaemonSet kube-flannel/kube-flannel-ds to be rolled out (4/5 pods available, 5 updated); "
+        "Node w2 to be Ready (Ready=False: KubeletNotReady)")
+
+
+def test_wait_polls_until_ready_or_timeout():
+    now = [0.0]
+    answers = iter([["x"], ["x"], []])
+    waiting, waited = waiter.wait(lambda: next(answers), timeout=60, delay=5,
+                                  clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert waiting == [] and waited == 10
+    now[0] = 0.0
+    waiting, waited = waiter.wait(lambda: ["still"], timeout=12, delay=5,
+                                  clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert waiting == ["still"] and waited == 12
