@@ -10,27 +10,22 @@ import sys
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
+from harness import fixture_pack
 from harness.playbook import TOP
 
 PY = "%d.%d" % sys.version_info[:2]
-# glibc wheel tags a Debian 12 controller (glibc 2.36) installs
-PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64"]
-
-
-def run(argv, cwd=None):
-    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    return res.returncode, res.stdout, res.stderr
 
 
 @pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs root and unshare")
 def test_bootstrap_makes_a_controller_from_the_pack_without_network(tmp_path):
     spec = {"name": "ctl", "version": "1", "controller": {
-        "python": [PY], "platform": PLATFORMS, "requirements": str(TOP / "requirements.txt"), "collection": str(TOP)}}
-    which = lambda name: shutil.which(name, path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])  # noqa: E731
-    build = b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), run, which, archive=False).build()
+        "python": [PY], "platform": fixture_pack.CONTROLLER_PLATFORMS, "requirements": str(TOP / "requirements.txt"),
+        "collection": str(TOP)}}
+    build = b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), fixture_pack.run_cmd,
+                      fixture_pack.venv_which, archive=False).build()
     pack = tmp_path / "out" / "ctl-1"
     ctl = build["contents"]["controller"]
-    assert ctl["bootstrap"] == "bootstrap" and ctl["python"] == [PY] and ctl["platform"] == PLATFORMS
+    assert ctl["bootstrap"] == "bootstrap" and ctl["python"] == [PY] and ctl["platform"] == fixture_pack.CONTROLLER_PLATFORMS
     wheels = sorted(p.name for p in (pack / "wheels").iterdir())
     assert not [w for w in wheels if not w.endswith(".whl") and w != "requirements.txt"], wheels   # binary only
     assert any(w.startswith("pip-") for w in wheels) and any(w.startswith("ansible_core-2.19") for w in wheels)
@@ -40,11 +35,13 @@ def test_bootstrap_makes_a_controller_from_the_pack_without_network(tmp_path):
     assert os.access(pack / "bootstrap", os.X_OK)
 
     # re-building changes nothing (the collection is rebuilt but kept: same MANIFEST.json)
-    again = b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), run, which, archive=False).build()
+    again = b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), fixture_pack.run_cmd,
+                      fixture_pack.venv_which, archive=False).build()
     assert again["changed"] is False, again["changes"]
 
     # the controller host: no network, only the pack and python3
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+
     def offline(code):
         return subprocess.run(["unshare", "-n", "python3", "-c", code], capture_output=True, text=True, env=env,
                               check=False)
@@ -62,3 +59,45 @@ def test_bootstrap_makes_a_controller_from_the_pack_without_network(tmp_path):
                            capture_output=True, text=True, env=env, check=False)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "core 2.19" in check.stdout and "offline_pot.tke.precheck" in check.stdout, check.stdout
+
+
+def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
+    """docs/pack.sample.yml, with its sources (paths, URLs, digests) replaced by the test fixture's
+    where the fixture has them (Debian's containerd, runc, CNI plugins, etcd, registry; its images
+    and chart) and the rest left out (no kubeadm, kubelet, kubectl, crictl or helm can be had
+    here), builds with playbooks/site_pack.yml and site_pack_verify accepts the archive."""
+    import json
+    import yaml
+    from harness.playbook import ansible_bin, run_playbook
+
+    sample = yaml.safe_load((TOP / "docs" / "pack.sample.yml").read_text())
+    fixture = yaml.safe_load(fixture_pack.build_inputs(tmp_path / "inputs").read_text())
+    theirs = {x["name"]: x for x in fixture["binaries"]}
+    assert set(theirs) <= {x["name"] for x in sample["binaries"]}, "the sample lacks a binary the install uses"
+    spec = dict(sample)
+    spec["binaries"] = [dict(x, **{k: theirs[x["name"]][k] for k in ("path", "sha256", "version")})
+                        for x in sample["binaries"] if x["name"] in theirs]
+    for x in spec["binaries"]:
+        x.pop("url", None)
+    spec["os_packages"] = {"deb": [d for d in sample["os_packages"]["deb"] if "apt" in d]}
+    spec["images"], spec["charts"] = fixture["images"], fixture["charts"]
+    spec["controller"] = dict(sample["controller"], requirements=str(TOP / sample["controller"]["requirements"]),
+                              collection=str(TOP / sample["controller"]["collection"]))
+    spec_file = tmp_path / "pack.yml"
+    spec_file.write_text(yaml.safe_dump(spec))
+    local = tmp_path / "local.yml"
+    local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    out = tmp_path / "out"
+    build = run_playbook(TOP / "playbooks" / "site_pack.yml", local, "-e", f"pack_spec={spec_file}",
+                         "-e", f"pack_output_dir={out}")
+    assert build.rc == 0, build.explain()
+    (archive,) = [p for p in out.iterdir() if p.name in ("tke-site-2026.11.1.tar.zst", "tke-site-2026.11.1.tar.gz")]
+    verify = subprocess.run([ansible_bin("ansible"), "localhost", "-i", str(local), "-m", "offline_pot.tke.site_pack_verify",
+                             "-a", f"pack={archive} unpack_dir={tmp_path / 'unpacked'}"],
+                            cwd=TOP, capture_output=True, text=True, check=False)
+    # the archive is unpacked (changed) and every file checked against the manifest
+    assert verify.returncode == 0 and "localhost | CHANGED" in verify.stdout, verify.stdout + verify.stderr
+    manifest = json.loads((out / "tke-site-2026.11.1" / "manifest.json").read_text())
+    assert manifest["contents"]["controller"]["bootstrap"] == "bootstrap"
+    assert {b["name"] for b in manifest["contents"]["binaries"]} == set(theirs)

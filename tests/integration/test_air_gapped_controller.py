@@ -1,0 +1,63 @@
+"""Done-when of the air-gapped controller: a test host with no default route and no resolver gets
+only the site pack, runs its bootstrap, and installs the site (phases offline and runtime, the
+CI-budget cut) on the two other test hosts over the site network."""
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
+from harness import fixture_pack
+from harness.certs import registry_tls
+from harness.playbook import TOP
+
+
+def test_controller_without_network_installs_the_site_from_the_pack(testhosts, tmp_path):
+    # the pack: the fixture's site contents plus the controller (wheels for the hosts' Debian 12
+    # python3 3.11, this collection built from source, the bootstrap)
+    spec = yaml.safe_load(fixture_pack.build_inputs(tmp_path / "inputs", Path(testhosts.info["TH_REPO"])).read_text())
+    spec["controller"] = {"python": ["3.11"], "platform": fixture_pack.CONTROLLER_PLATFORMS, "requirements": str(TOP / "requirements.txt"),
+                          "collection": str(TOP)}
+    b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), fixture_pack.run_cmd, fixture_pack.venv_which,
+              archive=False).build()
+    pack = tmp_path / "out" / "fixture-1.0.0"
+
+    # what the controller host h1 gets: the pack, the SSH key of the site, the inventory, the registry CA
+    tls = registry_tls(tmp_path / "tls")
+    inv = testhosts.write_inventory(
+        tmp_path / "site" / "hosts.yml", groups={"masters": ["h2"], "workers": ["h3"]},
+        group_vars={"tke_site_pack": "/srv/site/fixture-1.0.0", "tke_registry_ca_cert": "/srv/site/ca.crt",
+                    "site_repo_packages": ["conntrack", "socat"]})
+    doc = yaml.safe_load(inv.read_text())
+    for h in doc["all"]["hosts"].values():
+        h["ansible_ssh_private_key_file"] = "/srv/site/id_site"
+    inv.write_text(yaml.safe_dump(doc))
+    ssh = ["ssh", "-q", "-i", testhosts.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+           f"root@{testhosts.ip('h1')}"]
+    testhosts.ssh("h1", "mkdir -p /srv/site")
+    tar = subprocess.Popen(["tar", "-C", str(pack.parent), "-c", pack.name], stdout=subprocess.PIPE)
+    subprocess.run(ssh + ["tar -C /srv/site -x"], stdin=tar.stdout, check=True)
+    assert tar.wait() == 0
+    for src, dest in ((testhosts.key, "id_site"), (inv, "hosts.yml"), (tls / "ca.crt", "ca.crt")):
+        subprocess.run(ssh + [f"cat > /srv/site/{dest} && chmod 600 /srv/site/{dest}"],
+                       stdin=open(src, "rb"), check=True)
+
+    # h1 loses every way out but the site network: no default route, no resolver
+    testhosts.ssh("h1", "ip route del default || true; rm -f /etc/resolv.conf")
+    proof = ("ip route | grep -c '^default' || true; test ! -e /etc/resolv.conf && echo no-resolver; "
+             "getent hosts deb.debian.org pypi.org || echo no-names; "
+             "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 443), 3)' 2>&1 | tail -n 1")
+    before = testhosts.ssh("h1", proof).stdout.split("\n")
+    assert before[:3] == ["0", "no-resolver", "no-names"] and "unreachable" in before[3], before
+
+    boot = testhosts.ssh("h1", "sh /srv/site/fixture-1.0.0/bootstrap /opt/controller", timeout=900)
+    assert "controller ready" in boot.stdout, boot.stdout + boot.stderr
+    install = testhosts.ssh(
+        "h1", "cd /srv/site && . /opt/controller/activate && ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_NOCOLOR=1 "
+              "ansible-playbook offline_pot.tke.install -i hosts.yml --tags offline,runtime", check=False, timeout=1800)
+    assert install.returncode == 0, install.stdout[-6000:] + install.stderr[-2000:]
+    assert "h2 " in install.stdout and "failed=0" in install.stdout
+    for h in ("h2", "h3"):
+        assert testhosts.ssh(h, "systemctl is-active containerd").stdout.strip() == "active"
+    # and h1 had no way out during the whole run
+    assert testhosts.ssh("h1", proof).stdout.split("\n")[:3] == ["0", "no-resolver", "no-names"]
