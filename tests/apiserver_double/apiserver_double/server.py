@@ -618,7 +618,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except Exception as e:  # noqa: BLE001  (answered as the real server does: a 500 Status)
             log(f"E {self.command} {self.path}: {type(e).__name__}: {e}")
             kind, code, obj = "json", 500, logic.status_obj(500, f"Internal error occurred: {e}", "InternalError", {})
-        if self.command in ("POST", "PUT", "PATCH", "DELETE") or code >= 500:
+        heartbeat = code == 200 and self.path.startswith("/api/v1/nodes/") and self.path.endswith("/status")
+        if (self.command in ("POST", "PUT", "PATCH", "DELETE") and not heartbeat) or code >= 500:
             log(f"I {self.command} {self.path} {code}")
         if kind == "text":
             self.send_text(code, obj)
