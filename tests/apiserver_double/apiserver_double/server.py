@@ -516,8 +516,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.command != "GET":
                 raise ApiError(405, f"the server does not allow this method on the requested resource", "MethodNotAllowed")
             return ("json", 200, api.version_info()) if path == "/version" else ("text", 200, "ok")
-        if user.name == "system:anonymous" and not (self.command == "GET" and path ==
-                                                    "/api/v1/namespaces/kube-public/configmaps/cluster-info"):
+        if user.name == "system:anonymous" and parse_path(path) is None:
+            # discovery is for system:authenticated (the system:discovery ClusterRoleBinding)
             raise ApiError(403, f'forbidden: User "system:anonymous" cannot {self.command.lower()} path "{path}"',
                            "Forbidden", {})
         if self.command == "GET":
