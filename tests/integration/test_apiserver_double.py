@@ -7,6 +7,7 @@ from the controller with the admin kubeconfig, as the collection's API client wi
 Kubernetes' schema validation, the Nodes the kubelet doubles registered and their Ready rule."""
 import base64
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -188,6 +189,6 @@ def test_the_doubles_cost_little_cpu(testhosts, cluster):
     """Idle (heartbeats only), a host's kubelet double and kube-apiserver double, with the etcdctl
     they run, use a few percent of one core."""
     for h in ("h1", "h2", "h3"):
-        share = float(testhosts.ssh(h, "python3 -c " + json.dumps(CPU), timeout=90).stdout.strip())
+        share = float(testhosts.ssh(h, "python3 -c " + shlex.quote(CPU), timeout=90).stdout.strip())
         print(f"{h}: {share:.1%} of a core")
         assert share < 0.08, f"{h}: {share:.1%} of a core while idle"

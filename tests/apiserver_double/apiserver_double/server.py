@@ -61,6 +61,7 @@ class Api:
         self._crds, self._crds_at = [], 0.0
         self._validate = None
         self._sync_lock = threading.Lock()
+        self.marked = []          # nodes this host's kubeadm marked as control-plane
 
     # ---------------------------------------------------------------- keys and resources
     @staticmethod
@@ -413,6 +414,7 @@ class Api:
                 "apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
                 "metadata": {"name": f"bootstrap-token-{tid}", "namespace": "kube-system"},
                 "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}})
+        self.marked = sorted(st.get("nodes") or {})
         for node, mark in (st.get("nodes") or {}).items():
             key = f"/registry/double/control-plane-marks/{node}"
             got = self.store.get(key)
@@ -423,24 +425,27 @@ class Api:
             self.apply_marks(node)
 
     def apply_marks(self, node):
-        """kubeadm's mark-control-plane (labels and taints) on the Node, once it is registered."""
-        mark = self.store.get(f"/registry/double/control-plane-marks/{node}")
-        got = self.store.get(self.key(NODE_RES, None, node))
-        if not mark or not got:
-            return
-        obj, rev = got
-        new = copy.deepcopy(obj)
-        labels = new["metadata"].setdefault("labels", {})
-        for lab in mark[0].get("labels") or []:
-            labels[lab] = ""
-        taints = new.setdefault("spec", {}).setdefault("taints", [])
-        for t in mark[0].get("taints") or []:
-            if not any(x.get("key") == t.get("key") and x.get("effect") == t.get("effect") for x in taints):
-                taints.append(t)
-        if not taints:
-            new["spec"].pop("taints")
-        if new != obj:
-            self.store.update(self.key(NODE_RES, None, node), new, rev)
+        """kubeadm's mark-control-plane (labels and taints) on the Node, once it is registered; retried
+        on a conflict (the kubelet's heartbeats write the same Node), as kubeadm's patch is."""
+        for _ in range(10):
+            mark = self.store.get(f"/registry/double/control-plane-marks/{node}")
+            got = self.store.get(self.key(NODE_RES, None, node))
+            if not mark or not got:
+                return
+            obj, rev = got
+            new = copy.deepcopy(obj)
+            labels = new["metadata"].setdefault("labels", {})
+            for lab in mark[0].get("labels") or []:
+                labels[lab] = ""
+            taints = new.setdefault("spec", {}).setdefault("taints", [])
+            for t in mark[0].get("taints") or []:
+                if not any(x.get("key") == t.get("key") and x.get("effect") == t.get("effect") for x in taints):
+                    taints.append(t)
+            if not taints:
+                new["spec"].pop("taints")
+            if new == obj or self.store.update(self.key(NODE_RES, None, node), new, rev) is not None:
+                return
+        log(f"E could not mark node {node} as control-plane: it kept changing")
 
 
 # -------------------------------------------------------------------- HTTP
@@ -661,10 +666,15 @@ def serve(args, api, log_fn=log):
     server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
     def housekeeping():
+        tick = 0
         while True:
             time.sleep(5)
+            tick += 1
             try:
                 api.sync_kubeadm_state()
+                if tick % 6 == 0:         # every 30 s: the marks hold (a Node re-registered, a lost race)
+                    for node in api.marked:
+                        api.apply_marks(node)
             except Exception as e:  # noqa: BLE001
                 log_fn(f"E sync: {e}")
     threading.Thread(target=housekeeping, daemon=True).start()
