@@ -187,6 +187,9 @@ class Api:
             raise logic.schema_error_to_api(res, name, e) from None
         except kv.SchemaNotFoundError as e:
             raise ApiError(400, e.message, "BadRequest") from None
+        except (IndexError, kv.utils.VersionNotSupportedError):
+            raise ApiError(500, f"the double has no Kubernetes schemas for v{self.version} (the harness ships "
+                                "SCHEMA_VERSIONS of tests/harness/kubeadm_double.py)", "InternalError") from None
 
     @staticmethod
     def _validate_cr(res, obj):
