@@ -7,6 +7,7 @@ from the controller with the admin kubeconfig, as the collection's API client wi
 Kubernetes' schema validation, the Nodes the kubelet doubles registered and their Ready rule."""
 import base64
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -96,6 +97,38 @@ def test_objects_are_shared_by_the_masters_and_validated(cluster):
     assert code == 200 and "kubernetesVersion: v1.30.4" in kc["data"]["ClusterConfiguration"]
 
 
+KUBECTL_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: demo}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "registry.tke.com/library/nginx:1", ports: [{containerPort: 80}]}]
+"""
+
+
+def test_kubectl_speaks_to_it(testhosts, cluster):
+    """The field's standard client (Debian's kubernetes-client) on a master with admin.conf: lists,
+    client-side apply (GET, then create or a strategic merge patch) and delete."""
+    th = testhosts
+    th.ssh("h1", "apt-get install -y -qq kubernetes-client >/dev/null 2>&1; command -v kubectl", timeout=300)
+    k = "KUBECONFIG=/etc/kubernetes/admin.conf kubectl "
+    assert th.ssh("h1", k + "get nodes -o name").stdout.split() == ["node/h1", "node/h2", "node/h3"]
+    th.ssh("h1", f"cat > /tmp/web.yaml <<'EOF'\n{KUBECTL_DEPLOYMENT}EOF")
+    # (kubectl 1.20 would download /openapi/v2 for its client-side validation: the double has none)
+    apply = k + "apply --validate=false -f /tmp/web.yaml"
+    assert th.ssh("h1", apply).stdout.strip() == "deployment.apps/web created"
+    assert th.ssh("h1", apply).stdout.strip() == "deployment.apps/web unchanged"
+    th.ssh("h1", "sed -i 's/replicas: 2/replicas: 3/' /tmp/web.yaml")
+    assert th.ssh("h1", apply).stdout.strip() == "deployment.apps/web configured"
+    assert th.ssh("h1", k + "-n demo get deploy web -o jsonpath='{.spec.replicas} {.metadata.generation}'"
+                  ).stdout.strip() == "3 2"
+    assert th.ssh("h1", k + "-n demo delete deploy web").stdout.strip() == 'deployment.apps "web" deleted'
+
+
 def test_nodes_registered_not_ready_until_a_cni_config_appears(testhosts, cluster):
     th, h1 = testhosts, cluster["h1"]
 
@@ -135,12 +168,27 @@ def test_nodes_registered_not_ready_until_a_cni_config_appears(testhosts, cluste
     assert (made["status"]["desiredNumberScheduled"], made["status"]["numberReady"]) == (1, 0), made["status"]
 
 
+CPU = """
+import os, time
+def ticks():
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            if b"/usr/local/bin/kubelet" in cmd or b"apiserver-double/kube-apiserver" in cmd:
+                f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                total += sum(int(x) for x in f[11:15])   # utime stime cutime cstime (etcdctl children too)
+        except OSError:
+            pass
+    return total
+t = ticks(); time.sleep(30); print((ticks() - t) / os.sysconf("SC_CLK_TCK") / 30)
+"""
+
+
 def test_the_doubles_cost_little_cpu(testhosts, cluster):
-    """Idle, the kubelet double and its kube-apiserver child use a few percent of a core at most."""
-    th = testhosts
+    """Idle (heartbeats only), a host's kubelet double and kube-apiserver double, with the etcdctl
+    they run, use a few percent of one core."""
     for h in ("h1", "h2", "h3"):
-        cmd = ("pids=$(pgrep -d, -f '/usr/local/bin/kubelet|kube-apiserver'); "
-               "t0=$(ps -o cputimes= -p $pids | awk '{s+=$1} END {print s}'); sleep 20; "
-               "t1=$(ps -o cputimes= -p $pids | awk '{s+=$1} END {print s}'); echo $((t1 - t0))")
-        used = int(th.ssh(h, cmd, timeout=60).stdout.strip())
-        assert used <= 2, f"{h}: {used}s of CPU in 20s idle"
+        share = float(testhosts.ssh(h, "python3 -c " + shlex.quote(CPU), timeout=90).stdout.strip())
+        print(f"{h}: {share:.1%} of a core")
+        assert share < 0.08, f"{h}: {share:.1%} of a core while idle"

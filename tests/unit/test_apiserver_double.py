@@ -267,7 +267,10 @@ def test_server_discovery_version_health(apiserver):
 
 def test_server_authentication_and_authorization(apiserver):
     code, s = call(apiserver, "GET", "/api/v1/namespaces", who=None)
-    assert code == 403 and s["kind"] == "Status"
+    assert code == 403 and s["message"] == ('namespaces is forbidden: User "system:anonymous" cannot list resource '
+                                            '"namespaces" in API group "" at the cluster scope')
+    code, s = call(apiserver, "GET", "/apis", who=None)
+    assert (code, s["message"]) == (403, 'forbidden: User "system:anonymous" cannot get path "/apis"')
     code, s = call(apiserver, "GET", "/api/v1/namespaces/kube-public/configmaps/cluster-info", who=None)
     assert code == 200 and s["data"]["kubeconfig"] == "x"
     assert call(apiserver, "GET", "/api/v1/namespaces", who=None, token="abcdef.wrongwrongwrong1")[0] == 401
@@ -439,3 +442,45 @@ def test_kubelet_registers_and_posts_ready_by_the_cni_rule(apiserver, tmp_path):
     kubelet_node.run(flags, {}, "v1.30.4", logs.append, str(cni), stop=lambda n=[0]: (n.append(1), len(n) > 2)[1], tick=0.01)
     code, n = call(apiserver, "GET", "/api/v1/nodes/n1")
     assert next(c for c in n["status"]["conditions"] if c["type"] == "Ready")["status"] == "True", logs
+
+
+def test_image_check_follows_containerds_credentials(tmp_path):
+    """HEAD /v2/<repo>/manifests/<tag> on a registry over TLS that wants Basic auth: found with the
+    credentials of containerd's config.toml and the CA of certs.d/<host>/, missing otherwise."""
+    import http.server
+    from harness.certs import registry_tls
+    from apiserver_double.registry_check import ImageChecker
+    d = registry_tls(tmp_path / "tls", names=("localhost",))
+    want = "Basic " + base64.b64encode(b"admin:pw").decode()
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            if self.headers.get("Authorization") != want:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="localhost"')
+            else:
+                self.send_response(200 if self.path == "/v2/library/pause/manifests/3.9" else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(d / "registry.crt", d / "registry.key")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    host = f"localhost:{srv.server_address[1]}"
+    (tmp_path / "certs.d" / host).mkdir(parents=True)
+    (tmp_path / "certs.d" / host / "ca.crt").write_bytes((d / "ca.crt").read_bytes())
+    conf = tmp_path / "config.toml"
+    conf.write_text(f'[plugins."io.containerd.grpc.v1.cri".registry.configs."{host}".auth]\n'
+                    'username = "admin"\npassword = "pw"\n')
+    try:
+        ok = ImageChecker(str(conf), str(tmp_path / "certs.d"))
+        assert ok.exists(f"{host}/library/pause:3.9")
+        assert not ok.exists(f"{host}/library/pause:3.10")
+        assert not ImageChecker(str(tmp_path / "none.toml"), str(tmp_path / "certs.d")).exists(
+            f"{host}/library/pause:3.9")
+    finally:
+        srv.shutdown()

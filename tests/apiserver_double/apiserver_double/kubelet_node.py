@@ -107,6 +107,29 @@ def node_object(name, node_ip, labels, taints, max_pods, version, ready, previou
                                     "machineID": "", "systemUUID": "", "bootID": ""}}}
 
 
+def host_ip(name):
+    """The kubelet's node IP without --node-ip (k8s.io/component-helpers node/util GetNodeHostIPs ->
+    nodeutil.ChooseHostInterface): the first non-loopback address the node name resolves to, else
+    the address of the interface that holds the default route."""
+    try:
+        for info in socket.getaddrinfo(name, None, socket.AF_INET):
+            if not info[4][0].startswith("127."):
+                return info[4][0]
+    except OSError:
+        pass
+    try:
+        with open("/proc/net/route") as f:
+            default = next((line.split() for line in f if line.split()[1:2] == ["00000000"]), None)
+        if default:
+            gw = socket.inet_ntoa(int(default[2], 16).to_bytes(4, "little"))
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.connect((gw, 9))           # no packet is sent: this only picks the source address
+                return s.getsockname()[0]
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def parse_labels(s):
     return dict(kv.split("=", 1) if "=" in kv else (kv, "") for kv in (s or "").split(",") if kv)
 
@@ -125,7 +148,8 @@ def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None,
     (checked every `tick` seconds), else every `every` seconds. Never returns (unless stop() says so)."""
     name = (flags.get("hostname-override") or socket.gethostname()).lower()
     labels, taints = parse_labels(flags.get("node-labels")), parse_taints(flags.get("register-with-taints"))
-    client, registered, last_ready, last_post = None, False, None, 0.0
+    node_ip = flags.get("node-ip") or host_ip(name)
+    client, registered, last_ready, last_post, reported = None, False, None, 0.0, None
     while not (stop and stop()):
         ready = logic.cni_config_ok(cni_dir)
         due = ready != last_ready or time.monotonic() - last_post >= every
@@ -134,7 +158,7 @@ def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None,
                 if client is None:
                     client = KubeconfigClient(flags.get("kubeconfig") or "/etc/kubernetes/kubelet.conf")
                 if not registered:
-                    obj = node_object(name, flags.get("node-ip"), labels, taints, cfg.get("maxPods", 110), version,
+                    obj = node_object(name, node_ip, labels, taints, cfg.get("maxPods", 110), version,
                                       ready)
                     code, body = client.call("POST", "/api/v1/nodes", obj)
                     if code in (201, 409):
@@ -149,15 +173,15 @@ def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None,
                     continue
                 if code != 200:
                     raise RuntimeError(cur.get("message", code))
-                obj = node_object(name, flags.get("node-ip"), labels, taints, cfg.get("maxPods", 110), version,
+                obj = node_object(name, node_ip, labels, taints, cfg.get("maxPods", 110), version,
                                   ready, cur)
                 code, body = client.call("PATCH", f"/api/v1/nodes/{name}/status", {"status": obj["status"]},
                                          "application/merge-patch+json")
                 if code != 200:
                     raise RuntimeError(f"Error updating node status: {body.get('message', code)}")
-                if ready != last_ready:
+                if ready != reported:
                     log(f"I node {name} Ready={ready}")
-                last_ready, last_post = ready, time.monotonic()
+                last_ready, last_post, reported = ready, time.monotonic(), ready
             except (OSError, ValueError, KeyError, RuntimeError, ssl.SSLError) as e:
                 log(f"E node status: {e}")
                 if not isinstance(e, RuntimeError):

@@ -541,8 +541,8 @@ def workload_status(obj, nodes, image_ok) -> dict:
              "message": "Deployment has minimum availability." if r >= want else
              "Deployment does not have minimum availability."},
             {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable" if r >= want else
-             "ReplicaSetUpdated", "message": f'ReplicaSet "{(obj.get("metadata") or {}).get("name")}" has '
-             + ("successfully progressed." if r >= want else "is progressing.")}]
+             "ReplicaSetUpdated", "message": f'ReplicaSet "{(obj.get("metadata") or {}).get("name")}" '
+             + ("has successfully progressed." if r >= want else "is progressing.")}]
     else:
         st["fullyLabeledReplicas"] = want
     return {k: v for k, v in st.items() if v != 0 or k in ("replicas", "observedGeneration")}

@@ -61,6 +61,7 @@ class Api:
         self._crds, self._crds_at = [], 0.0
         self._validate = None
         self._sync_lock = threading.Lock()
+        self.marked = []          # nodes this host's kubeadm marked as control-plane
 
     # ---------------------------------------------------------------- keys and resources
     @staticmethod
@@ -186,6 +187,9 @@ class Api:
             raise logic.schema_error_to_api(res, name, e) from None
         except kv.SchemaNotFoundError as e:
             raise ApiError(400, e.message, "BadRequest") from None
+        except (IndexError, kv.utils.VersionNotSupportedError):
+            raise ApiError(500, f"the double has no Kubernetes schemas for v{self.version} (the harness ships "
+                                "SCHEMA_VERSIONS of tests/harness/kubeadm_double.py)", "InternalError") from None
 
     @staticmethod
     def _validate_cr(res, obj):
@@ -413,6 +417,7 @@ class Api:
                 "apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
                 "metadata": {"name": f"bootstrap-token-{tid}", "namespace": "kube-system"},
                 "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}})
+        self.marked = sorted(st.get("nodes") or {})
         for node, mark in (st.get("nodes") or {}).items():
             key = f"/registry/double/control-plane-marks/{node}"
             got = self.store.get(key)
@@ -423,24 +428,27 @@ class Api:
             self.apply_marks(node)
 
     def apply_marks(self, node):
-        """kubeadm's mark-control-plane (labels and taints) on the Node, once it is registered."""
-        mark = self.store.get(f"/registry/double/control-plane-marks/{node}")
-        got = self.store.get(self.key(NODE_RES, None, node))
-        if not mark or not got:
-            return
-        obj, rev = got
-        new = copy.deepcopy(obj)
-        labels = new["metadata"].setdefault("labels", {})
-        for lab in mark[0].get("labels") or []:
-            labels[lab] = ""
-        taints = new.setdefault("spec", {}).setdefault("taints", [])
-        for t in mark[0].get("taints") or []:
-            if not any(x.get("key") == t.get("key") and x.get("effect") == t.get("effect") for x in taints):
-                taints.append(t)
-        if not taints:
-            new["spec"].pop("taints")
-        if new != obj:
-            self.store.update(self.key(NODE_RES, None, node), new, rev)
+        """kubeadm's mark-control-plane (labels and taints) on the Node, once it is registered; retried
+        on a conflict (the kubelet's heartbeats write the same Node), as kubeadm's patch is."""
+        for _ in range(10):
+            mark = self.store.get(f"/registry/double/control-plane-marks/{node}")
+            got = self.store.get(self.key(NODE_RES, None, node))
+            if not mark or not got:
+                return
+            obj, rev = got
+            new = copy.deepcopy(obj)
+            labels = new["metadata"].setdefault("labels", {})
+            for lab in mark[0].get("labels") or []:
+                labels[lab] = ""
+            taints = new.setdefault("spec", {}).setdefault("taints", [])
+            for t in mark[0].get("taints") or []:
+                if not any(x.get("key") == t.get("key") and x.get("effect") == t.get("effect") for x in taints):
+                    taints.append(t)
+            if not taints:
+                new["spec"].pop("taints")
+            if new == obj or self.store.update(self.key(NODE_RES, None, node), new, rev) is not None:
+                return
+        log(f"E could not mark node {node} as control-plane: it kept changing")
 
 
 # -------------------------------------------------------------------- HTTP
@@ -516,8 +524,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.command != "GET":
                 raise ApiError(405, f"the server does not allow this method on the requested resource", "MethodNotAllowed")
             return ("json", 200, api.version_info()) if path == "/version" else ("text", 200, "ok")
-        if user.name == "system:anonymous" and not (self.command == "GET" and path ==
-                                                    "/api/v1/namespaces/kube-public/configmaps/cluster-info"):
+        if user.name == "system:anonymous" and parse_path(path) is None:
+            # discovery is for system:authenticated (the system:discovery ClusterRoleBinding)
             raise ApiError(403, f'forbidden: User "system:anonymous" cannot {self.command.lower()} path "{path}"',
                            "Forbidden", {})
         if self.command == "GET":
@@ -618,7 +626,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except Exception as e:  # noqa: BLE001  (answered as the real server does: a 500 Status)
             log(f"E {self.command} {self.path}: {type(e).__name__}: {e}")
             kind, code, obj = "json", 500, logic.status_obj(500, f"Internal error occurred: {e}", "InternalError", {})
-        if self.command in ("POST", "PUT", "PATCH", "DELETE") or code >= 500:
+        heartbeat = code == 200 and self.path.startswith("/api/v1/nodes/") and self.path.endswith("/status")
+        if (self.command in ("POST", "PUT", "PATCH", "DELETE") and not heartbeat) or code >= 500:
             log(f"I {self.command} {self.path} {code}")
         if kind == "text":
             self.send_text(code, obj)
@@ -660,10 +669,15 @@ def serve(args, api, log_fn=log):
     server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
     def housekeeping():
+        tick = 0
         while True:
             time.sleep(5)
+            tick += 1
             try:
                 api.sync_kubeadm_state()
+                if tick % 6 == 0:         # every 30 s: the marks hold (a Node re-registered, a lost race)
+                    for node in api.marked:
+                        api.apply_marks(node)
             except Exception as e:  # noqa: BLE001
                 log_fn(f"E sync: {e}")
     threading.Thread(target=housekeeping, daemon=True).start()

@@ -175,8 +175,8 @@ class FileStore:
         return self._op(lambda d: (d["rev"], False))
 
 
-def open_store(args, file_path, tries=10, wait=1.0, log=print):
-    """EtcdStore when the flags' etcd answers (retried a few seconds), else FileStore(file_path)."""
+def open_store(args, file_path, tries=3, wait=1.0, log=print):
+    """EtcdStore when the flags' etcd answers (3 tries, ~12 s at most), else FileStore(file_path)."""
     import time
     servers = [s for s in (args.get("etcd-servers") or "").split(",") if s]
     if servers:
