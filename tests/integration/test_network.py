@@ -16,6 +16,7 @@ flannel objects pruned, exactly calico's CNI config left), and to none with the 
 from a before-hook (no network object left).
 """
 import json
+import os
 import time
 from pathlib import Path
 
@@ -73,7 +74,9 @@ def site(five, tmp_path_factory):
     th = five
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
     kubeadm_double.install(th)
-    d = tmp_path_factory.mktemp("network")
+    # TH_NETWORK_DIR: a stable site directory (inventory, journal), to resume the scenario on hosts
+    # kept with TH_KEEP=1 after a failure
+    d = Path(os.environ["TH_NETWORK_DIR"]) if os.environ.get("TH_NETWORK_DIR") else tmp_path_factory.mktemp("network")
     inv = th.write_inventory(
         d / "hosts.yml", groups={"masters": NODES[:3], "workers": NODES[3:], "etcd": ["h1"], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
