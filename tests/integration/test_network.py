@@ -61,9 +61,9 @@ def timed(name, *args, **kw):
 
 @pytest.fixture(scope="module")
 def five(testhosts):
-    """The session's hosts plus h4 and h5 (fresh), on the same harness instance."""
+    """The session's hosts plus h4 and h5, all fresh, on the same harness instance."""
     th = TestHosts(th_id=testhosts.th_id, count=5)
-    th.reset("h4", "h5")
+    th.reset(*NODES)   # fresh machines, whatever ran on the session's hosts before
     th.up()
     yield th
     th.down("h4", "h5")
