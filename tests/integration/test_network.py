@@ -16,6 +16,7 @@ flannel objects pruned, exactly calico's CNI config left), and to none with the 
 from a before-hook (no network object left).
 """
 import json
+import os
 import time
 from pathlib import Path
 
@@ -60,9 +61,9 @@ def timed(name, *args, **kw):
 
 @pytest.fixture(scope="module")
 def five(testhosts):
-    """The session's hosts plus h4 and h5 (fresh), on the same harness instance."""
+    """The session's hosts plus h4 and h5, all fresh, on the same harness instance."""
     th = TestHosts(th_id=testhosts.th_id, count=5)
-    th.reset("h4", "h5")
+    th.reset(*NODES)   # fresh machines, whatever ran on the session's hosts before
     th.up()
     yield th
     th.down("h4", "h5")
@@ -73,7 +74,9 @@ def site(five, tmp_path_factory):
     th = five
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
     kubeadm_double.install(th)
-    d = tmp_path_factory.mktemp("network")
+    # TH_NETWORK_DIR: a stable site directory (inventory, journal), to resume the scenario on hosts
+    # kept with TH_KEEP=1 after a failure
+    d = Path(os.environ["TH_NETWORK_DIR"]) if os.environ.get("TH_NETWORK_DIR") else tmp_path_factory.mktemp("network")
     inv = th.write_inventory(
         d / "hosts.yml", groups={"masters": NODES[:3], "workers": NODES[3:], "etcd": ["h1"], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
