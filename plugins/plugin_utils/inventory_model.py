@@ -19,6 +19,17 @@ GROUPS = ("masters", "workers", "etcd", "registry")
 ADDRESS_VARS = ("ansible_host", "ansible_ssh_host")
 
 
+def node_address(name, hostvars):
+    """A node's address, the one rule (docs/architecture.md, "Derived settings"): its tke_node_ip,
+    else its connection address (ADDRESS_VARS), else its name. Certificates name it, etcd listens
+    and is dialled on it, the API server advertises it, /etc/hosts and peers list it."""
+    for key in ("tke_node_ip",) + ADDRESS_VARS:
+        value = _get(hostvars, key)
+        if value:
+            return str(value)
+    return str(name)
+
+
 def cluster_settings(task_vars, templar):
     """Every tke_* variable the play sees (role defaults of offline_pot.tke.tke plus the
     inventory), templated."""
@@ -37,6 +48,7 @@ def host_model(name, hostvars):
     address = next((_get(hostvars, v) for v in ADDRESS_VARS if _get(hostvars, v)), None) or name
     return {
         "address": str(address),
+        "node_address": node_address(name, hostvars),
         "connection": str(_get(hostvars, "ansible_connection", "ssh") or "ssh"),
         "port": int(_get(hostvars, "ansible_port", 22) or 22),
         "user": str(_get(hostvars, "ansible_user", "root") or "root"),

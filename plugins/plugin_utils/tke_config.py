@@ -14,6 +14,8 @@ import base64
 import ipaddress
 import json
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.vrrp import derive_router_id
+
 
 def b64(text):
     """TKE stores []byte fields (passwords, private keys) base64-encoded."""
@@ -24,10 +26,8 @@ def b64(text):
 
 
 def vrid(vip, configured=0):
-    """keepalived virtual_router_id: the configured one, else TKE's last VIP octet + 1 (1-255)."""
-    if configured:
-        return int(configured)
-    return (int(ipaddress.ip_address(vip)) & 0xFF) % 255 + 1
+    """keepalived virtual_router_id: the one rule (module_utils/vrrp.derive_router_id)."""
+    return derive_router_id(str(vip), int(configured or 0))
 
 
 def machine(host, secrets):
@@ -54,7 +54,7 @@ def context(model, secrets=None, step=0):
     svc = ipaddress.ip_network(s["tke_service_cidr"])
     etcd_members = groups.get("etcd")
     if etcd_members:
-        etcd = {"external": {"endpoints": [f"https://{hosts[h]['address']}:2379" for h in etcd_members]}}
+        etcd = {"external": {"endpoints": [f"https://{hosts[h]['node_address']}:2379" for h in etcd_members]}}
     else:
         etcd = {"local": {"dataDir": "/var/lib/etcd"}}
     alt = [s.get("tke_api_domain", "api.tke.com")] + ([vip] if vip and mode in ("keepalived", "thirdparty") else [])

@@ -15,7 +15,7 @@ SETTINGS = {"tke_cluster_name": "global", "tke_k8s_version": "1.30.4", "tke_ha_m
             "tke_registry_namespace": "library", "tke_gateway_domain": "console.tke.com",
             "tke_admin_user": "admin", "tke_admin_password": "pa\"ss\\word", "tke_api_domain": "api.tke.com"}
 MODEL = {"groups": {"masters": ["m1", "m2", "m3"], "workers": ["w1"], "registry": ["m1"]},
-         "hosts": {h: {"address": f"10.0.0.{i}", "port": 22, "user": "root"}
+         "hosts": {h: {"address": f"10.0.0.{i}", "node_address": f"10.0.0.{i}", "port": 22, "user": "root"}
                    for i, h in enumerate(["m1", "m2", "m3", "w1"], 11)},
          "settings": SETTINGS}
 
