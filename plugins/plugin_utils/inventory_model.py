@@ -17,6 +17,8 @@ ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "roles")
 GROUPS = ("masters", "workers", "etcd", "registry")
 # Connection variables that may name a host's address, in Ansible's order of precedence.
 ADDRESS_VARS = ("ansible_host", "ansible_ssh_host")
+# tke_* settings that are per host (host_vars), not cluster-wide.
+PER_HOST_SETTINGS = frozenset({"tke_node_ip"})
 
 
 def node_address(name, hostvars):
