@@ -41,7 +41,7 @@ def main():
     masters = [{"name": f"m{i}", "ip": f"10.0.0.{10 + i}"} for i in range(1, a.masters + 1)]
     nodes = [{"name": f"n{i}", "ip": f"10.0.{1 + i // 250}.{i % 250 + 1}"} for i in range(a.nodes)]
     cluster = k8s_pki.Cluster(masters=masters, nodes=nodes, machines=masters + nodes, registry=nodes[:1],
-                              vip="10.0.0.100", key_type=a.key_type)
+                              vip="10.0.0.100", control_plane_endpoint="api.tke.com:6443", key_type=a.key_type)
     with tempfile.TemporaryDirectory() as d:
         first = run(d, cluster)
         second = run(d, cluster)

@@ -56,9 +56,9 @@ class ActionModule(ActionModuleBase):
 
         if state == "start":
             fingerprints = self._fingerprints(phase, hosts, task_vars)
-            machines = self._machines(hosts, task_vars)
+            machines, records = self._host_reads(hosts, task_vars)
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
-                                 machines=machines)
+                                 machines=machines, records=records)
             # the inputs as the phase starts are what it is recorded with (variables registered
             # during the phase must not count as inputs)
             journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints,
@@ -66,7 +66,8 @@ class ActionModule(ActionModuleBase):
             parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
             if decision["reinstalled"]:
                 parts.append(f"{', '.join(decision['reinstalled'])}: not the machine the journal recorded "
-                             "(/etc/machine-id changed: reinstalled?), so the phase runs again")
+                             "(/etc/machine-id changed, or the host does not record the phase done: "
+                             "reinstalled?), so the phase runs again")
             if decision["skip"]:
                 reasons = sorted(set(decision["skip"].values()))
                 for reason in reasons:
@@ -76,11 +77,11 @@ class ActionModule(ActionModuleBase):
         else:
             running = journal.get("running", {}).pop(phase, None) or {}
             at_start = running.get("fingerprints") or self._fingerprints(phase, hosts, task_vars)
-            machines = running.get("machines") or self._machines(hosts, task_vars)
-            journal = ij.record(journal, phase, {h: at_start[h] for h in hosts if h in at_start}, utc_now(),
-                                machines=machines)
+            machines = running.get("machines") or self._host_reads(hosts, task_vars)[0]
+            done = {h: at_start[h] for h in hosts if h in at_start}
+            journal = ij.record(journal, phase, done, utc_now(), machines=machines)
             elapsed = f" in {time.time() - running['started']:.1f} s" if "started" in running else ""
-            result["banner"] = f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}"
+            result.update(banner=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done)
         if not self._task.check_mode:
             write_private(path, ij.dump(journal))
             if state == "done":
@@ -88,30 +89,37 @@ class ActionModule(ActionModuleBase):
         result.update(changed=False, step=journal.get("step", 0), journal=path)
         return result
 
-    @staticmethod
-    def _machines(hosts, task_vars):
-        """host -> /etc/machine-id as install.yml's "Hosts" play read it this run (None: not read)."""
+    def _host_reads(self, hosts, task_vars):
+        """host -> /etc/machine-id, and host -> {phase: fingerprint} the host records done, as
+        roles/tke/tasks/phase_start.yml read them this run (None: not read)."""
         hostvars = task_vars.get("hostvars", {})
-        out = {}
+        record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
+        machines, records = {}, {}
         for host in hosts:
-            read = hostvars.get(host, {}).get("tke_machine_id")
-            machine = read.get("stdout", "").strip() if isinstance(read, dict) and read.get("rc") == 0 else ""
-            out[host] = machine or None
-        return out
+            read = hostvars.get(host, {}).get("tke_host_read")
+            if isinstance(read, dict) and read.get("rc") == 0 and record_dir:
+                machines[host], records[host] = ij.parse_host_read(read.get("stdout", ""), record_dir)
+            else:
+                machines[host], records[host] = None, None
+        return machines, records
 
     def _fingerprints(self, phase, hosts, task_vars):
-        prefixes = ij.input_prefixes(phase)
+        options = ij.input_options(phase)
         code = tree_digest("roles", "plugins", "playbooks")
         hostvars = task_vars.get("hostvars", {})
         # what this run registered or set_fact'ed (earlier phases' results, this bookkeeping's own
         # tke_phase_start) is not an input: only what the inventory and the command line say is
         variable_manager = getattr(hostvars, "_variable_manager", None)
         run_facts = getattr(variable_manager, "_nonpersistent_fact_cache", {}) if variable_manager else {}
+        groups = task_vars.get("groups", {})
+        named = {h: {k: self._templar.template(hostvars[h].get(k)) for k in ("ansible_host", "tke_node_ip")}
+                 for h in groups.get("all", ()) if h in hostvars}
+        site = ij.site_names(phase, named, groups)
         out = {}
         for host in hosts:
             hv = hostvars.get(host, {})
-            keys = ij.input_names(hv, prefixes, exclude=set(run_facts.get(host, {})))
+            keys = ij.input_names(hv, options, exclude=set(run_facts.get(host, {})))
             inputs = {k: self._templar.template(hv[k]) for k in keys}
             out[host] = ij.fingerprint(phase, code, inputs, sorted(hv.get("group_names", [])),
-                                       hv.get("ansible_host", host))
+                                       hv.get("ansible_host", host), site)
         return out

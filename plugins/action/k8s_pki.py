@@ -39,7 +39,7 @@ class ActionModule(ActionModuleBase):
             vip=dict(type="str", default=""),
             api_domain=dict(type="str", default="api.tke.com"),
             api_port=dict(type="int", default=6443),
-            control_plane_endpoint=dict(type="str", default=""),
+            control_plane_endpoint=dict(type="str", required=True),
             service_cidr=dict(type="str", default="10.96.0.0/16"),
             dns_domain=dict(type="str", default="cluster.local"),
             registry_domain=dict(type="str", default="registry.tke.com"),

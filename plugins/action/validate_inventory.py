@@ -42,7 +42,7 @@ def spec_problems(host, hostvars, specs, settings):
         if role == "tke":
             for name, value in sorted(result.validated_parameters.items()):
                 if name in provided and name in settings and value != settings[name] \
-                        and not options[name].get("no_log"):
+                        and not options[name].get("no_log") and name not in inventory_model.PER_HOST_SETTINGS:
                     out.append(inventory_rules.problem(
                         f"host {host}", name, f"set to {value!r} for this host but {settings[name]!r} for the "
                         "cluster; cluster-wide tke_* settings belong in group_vars/all"))

@@ -33,6 +33,8 @@ _value:
   elements: str
 """
 
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.inventory_model import node_address
+
 
 def precheck_peers(hostvars, me, hosts, ports_by_group, groups, always=(22,)):
     """Every other host with the TCP ports it must be reachable on: always + its groups' ports."""
@@ -40,8 +42,7 @@ def precheck_peers(hostvars, me, hosts, ports_by_group, groups, always=(22,)):
     for host in hosts:
         if host == me:
             continue
-        hv = hostvars[host]
-        address = hv.get("ansible_host") or hv.get("ansible_ssh_host") or host
+        address = node_address(host, hostvars[host])
         ports = set(int(p) for p in always)
         for group, gports in ports_by_group.items():
             if host in groups.get(group, []):

@@ -38,6 +38,8 @@ _value:
   elements: dict
 """
 
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.inventory_model import node_address
+
 
 def pki_members(names, hostvars):
     out, seen = [], set()
@@ -46,8 +48,7 @@ def pki_members(names, hostvars):
             continue
         seen.add(name)
         hv = hostvars.get(name, {}) if hasattr(hostvars, "get") else {}
-        ip = hv.get("tke_node_ip") or hv.get("ansible_host") or name
-        out.append({"name": name, "ip": str(ip)})
+        out.append({"name": name, "ip": node_address(name, hv)})
     return out
 
 

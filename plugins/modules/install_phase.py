@@ -13,10 +13,16 @@ short_description: Journal a phase of install.yml - decide which hosts still nee
 version_added: 0.1.0
 description:
   - Runs on the controller, once per phase (C(run_once)). With I(state=start) it computes, for every
-    host of the play, a fingerprint of the phase's inputs (the host's variables with the phase's
-    prefixes, its groups and address, and the code of the collection) and returns the hosts whose
-    phase is already done with the same fingerprint (C(skip_hosts)), so the play can end them at once.
-  - With I(state=done) it records the phase done on the hosts still in the play, with the time it took.
+    host of the play, a fingerprint of the phase's inputs (the options the phase's roles and the
+    C(tke) role declare in their argument specs, the host's groups and address, the names, groups
+    and addresses of the hosts the phase's configuration names, and the code of the collection) and
+    returns the hosts whose phase is already done with the same fingerprint (C(skip_hosts)), so the
+    play can end them at once. A host whose machine id changed, or that does not itself record the
+    phase done with that fingerprint (C(tke_host_read), read by the tke role's phase_start tasks),
+    runs it again.
+  - The phases, their roles and how they resume are the entries of C(playbooks/install.yml).
+  - With I(state=done) it records the phase done on the given hosts, with the time it took, and
+    returns the fingerprints for the hosts to record.
   - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
     journal is bookkeeping on the controller, so the task never reports C(changed). In check mode
     nothing is written.
@@ -50,8 +56,7 @@ options:
   hosts:
     description:
       - The hosts the phase is about. Defaults to the hosts still in the play (C(ansible_play_hosts)).
-      - A phase that ends in a later play than it started (pki restarts etcd members one at a time)
-        passes the hosts that ran it.
+      - The phase ends in a later play than it started, so its end passes the hosts that ran it.
     type: list
     elements: str
 """
@@ -79,6 +84,10 @@ banner:
   description: One line saying the phase's number, name, hosts and (state=done) how long it took.
   returned: always
   type: str
+fingerprints:
+  description: Host -> the fingerprint the phase is recorded with (each host records it too).
+  returned: state=done
+  type: dict
 step:
   description: The journal's step after this call.
   returned: always

@@ -92,9 +92,9 @@ options:
         type: int
         default: 6443
       control_plane_endpoint:
-        description: host:port written into admin, super-admin and kubelet kubeconfigs; default api_domain:api_port.
+        description: host:port written into admin, super-admin and kubelet kubeconfigs (the tke role's C(tke_control_plane_endpoint)).
         type: str
-        default: ""
+        required: true
       service_cidr:
         description: Service network; its first address is an apiserver SAN.
         type: str

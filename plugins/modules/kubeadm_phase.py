@@ -2,27 +2,31 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""Run one kubeadm init/join phase when its artifacts are missing or its configuration changed."""
+"""Run kubeadm init/join phases, in order, each when its artifacts are missing or its configuration changed."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
 module: kubeadm_phase
-short_description: Run one C(kubeadm init phase) or C(kubeadm join phase) only when needed
+short_description: Run C(kubeadm init phase) or C(kubeadm join phase) phases in order, each only when needed
 version_added: 0.2.0
 description:
   - Knows, per phase, the files the phase produces (certificates, kubeconfigs, static pod
     manifests, kubelet configuration) and records on the host a fingerprint (sha256) of the
     configuration file and arguments the phase ran with.
-  - Runs C(kubeadm <command> phase <phase> --config <config> <args>) when a produced file is
-    missing, when no fingerprint was recorded, or when the fingerprint differs; otherwise does
-    nothing. Phases that only act on the cluster (upload-config, bootstrap-token, addon ...)
-    run when their fingerprint is missing or differs.
+  - Runs the I(phases) in order; each runs (C(kubeadm <command> phase <phase> --config <config>
+    <args>)) when a produced file is missing, when no fingerprint was recorded, or when the
+    fingerprint differs; otherwise it does nothing. Phases that only act on the cluster
+    (upload-config, bootstrap-token, addon ...) run when their fingerprint is missing or differs.
+  - Stops at the first phase that fails, naming it; the phases after it do not run. The role that
+    calls it runs a list of phases in one task (the one kubeadm phase runner of control_plane and nodes).
+  - With I(state=recorded) runs nothing and returns which of the I(phases) this host records done
+    (for example whether a node has joined), so roles never read the fingerprint files themselves.
   - Bootstrap tokens and certificate keys are masked in the fingerprint, the returned command
     and the returned output, and never returned.
   - On failure reports kubeadm's exit code and the tail of its output.
   - Refuses to run a phase whose prerequisite phases (for example C(certs all) before
-    C(kubeconfig all)) have not completed on this host, so a failed phase stops the ones after it.
+    C(kubeconfig all)) have not completed on this host.
 requirements:
   - kubeadm on the host (from the site pack)
 author:
@@ -31,32 +35,39 @@ extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
   check_mode:
-    details: Reports whether the phase would run and why; runs nothing and records nothing.
+    details: Reports whether each phase would run and why; runs nothing and records nothing.
   diff_mode:
-    details: The recorded fingerprint and the missing files, before and after.
+    details: The recorded fingerprints and the missing files, before and after.
 options:
   command:
-    description: The kubeadm command the phase belongs to.
+    description: The kubeadm command the phases belong to.
     type: str
     choices: [init, join]
     required: true
-  phase:
-    description: The phase and sub-phase, as given to kubeadm, for example C(certs all) or C(kubelet-start).
-    type: str
-    required: true
-  config:
-    description: Path of the kubeadm configuration file on the host.
-    type: path
-    required: true
-  version:
-    description: Kubernetes version of the cluster (selects the files a phase writes, for example super-admin.conf from 1.29).
-    type: str
-    required: true
-  args:
-    description: Further arguments (kubeadm allows only C(--skip-*), C(--upload-certs), C(--node-name), C(-v) and a few more with C(--config)).
+  phases:
+    description: The phases and sub-phases, in order, as given to kubeadm, for example C(certs all) or C(kubelet-start).
     type: list
     elements: str
-    default: []
+    required: true
+  state:
+    description: C(run) runs the phases that need it; C(recorded) only reports which phases this host records done.
+    type: str
+    choices: [run, recorded]
+    default: run
+  config:
+    description: Path of the kubeadm configuration file on the host. Required with I(state=run).
+    type: path
+  version:
+    description:
+      - Kubernetes version of the cluster (selects the files a phase writes, for example super-admin.conf from 1.29).
+      - Required with I(state=run).
+    type: str
+  phase_args:
+    description:
+      - Further arguments per phase (phase -> list). kubeadm allows only C(--skip-*), C(--upload-certs),
+        C(--node-name), C(-v) and a few more with C(--config).
+    type: dict
+    default: {}
   stacked_etcd:
     description: Whether etcd runs as a static pod on the masters (kubeadm then writes the etcd certificates and manifest).
     type: bool
@@ -74,60 +85,81 @@ options:
     type: path
     default: /etc/kubernetes/.offline_pot
   force:
-    description: Run the phase even if nothing changed.
+    description: Run the phases even if nothing changed.
     type: bool
     default: false
   timeout:
-    description: Seconds kubeadm may run.
+    description: Seconds kubeadm may run, per phase.
     type: int
     default: 600
 """
 
 EXAMPLES = r"""
-- name: Generate the certificates kubeadm needs (keeps the PKI files already present)
+- name: Generate the certificates and kubeconfigs kubeadm needs (keeps the files already present)
   offline_pot.tke.kubeadm_phase:
     command: init
-    phase: certs all
+    phases: [certs all, kubeconfig all]
     config: /etc/kubernetes/kubeadm-config.yaml
     version: 1.30.4
+
+- name: Whether this node has joined
+  offline_pot.tke.kubeadm_phase:
+    command: join
+    phases: [kubelet-start]
+    state: recorded
+  register: joined
 """
 
 RETURN = r"""
-cmd:
-  description: The command that ran (or would run), secrets masked.
-  returned: always
+results:
+  description: One entry per phase that was considered, in order (the failing one last).
+  returned: state=run
+  type: list
+  elements: dict
+  contains:
+    phase:
+      description: The phase.
+      type: str
+    cmd:
+      description: The command that ran (or would run), secrets masked.
+      type: list
+      elements: str
+    ran:
+      description: Whether kubeadm ran.
+      type: bool
+    reason:
+      description: Why the phase ran or did not run.
+      type: str
+    fingerprint:
+      description: sha256 of the configuration (secrets masked) and arguments.
+      type: str
+    artifacts:
+      description: Files the phase produces.
+      type: list
+      elements: str
+    missing:
+      description: Produced files that were missing before the run.
+      type: list
+      elements: str
+    rc:
+      description: kubeadm's exit code (absent when it did not run).
+      type: int
+    output_tail:
+      description: Last lines of kubeadm's output, tokens and keys redacted.
+      type: str
+ran:
+  description: The phases kubeadm ran (or would run, in check mode).
+  returned: state=run
   type: list
   elements: str
-ran:
-  description: Whether kubeadm ran.
+recorded:
+  description: Phase -> whether this host records it done.
+  returned: always
+  type: dict
+all_recorded:
+  description: Whether this host records every one of I(phases) done (a node that has joined).
   returned: always
   type: bool
-reason:
-  description: Why the phase ran or did not run.
-  returned: always
-  type: str
-fingerprint:
-  description: sha256 of the configuration (secrets masked) and arguments.
-  returned: always
-  type: str
-artifacts:
-  description: Files the phase produces.
-  returned: always
-  type: list
-  elements: str
-missing:
-  description: Produced files that were missing before the run.
-  returned: always
-  type: list
-  elements: str
-rc:
-  description: kubeadm's exit code (absent when it did not run).
-  returned: when kubeadm ran
-  type: int
-output_tail:
-  description: Last lines of kubeadm's output, tokens and keys redacted.
-  returned: when kubeadm ran
-  type: str
 """
 
 import os
@@ -146,14 +178,61 @@ def _read(path):
         return None
 
 
+class _Failed(Exception):
+    pass
+
+
+def _recorded(p, phases):
+    return {ph: os.path.exists(os.path.join(p["state_dir"], kp.state_name(p["command"], ph))) for ph in phases}
+
+
+def _one(module, p, phase, config_text):
+    """Decide and (unless check mode) run one phase; returns its result, raises _Failed."""
+    args = list(p["phase_args"].get(phase) or [])
+    try:
+        artifacts = kp.absolute(kp.phase_artifacts(p["command"], phase, p["version"], p["stacked_etcd"]),
+                                p["kubernetes_dir"])
+    except ValueError as e:
+        raise _Failed(str(e), dict(phase=phase))
+    desired = kp.fingerprint(p["command"], phase, config_text, args)
+    record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
+    recorded = _read(record)
+    missing = [a for a in artifacts if not os.path.exists(a)]
+    run, reason = kp.decide(missing, recorded, desired, p["force"], once=(p["command"], phase) in kp.RUN_ONCE)
+    argv = kp.argv(p["kubeadm"], p["command"], phase, p["config"], args)
+    result = dict(phase=phase, ran=False, would_run=run, reason=reason, fingerprint=desired, artifacts=artifacts,
+                  missing=missing, cmd=kp.mask_args(argv),
+                  before=dict(fingerprint=(recorded or "").strip(), missing=missing))
+    if not run or module.check_mode:
+        return result
+    pending = [q for q in kp.prerequisites(p["command"], phase) if not _recorded(p, [q])[q]]
+    if pending:
+        raise _Failed(f"kubeadm {p['command']} phase {phase} not run: it needs {', '.join(pending)} "
+                      "to have completed first", result)
+    if not os.path.exists(p["kubeadm"]):
+        raise _Failed(f"kubeadm not found at {p['kubeadm']}", result)
+    limit = ["timeout", str(p["timeout"])] if module.get_bin_path("timeout") else []
+    rc, out, err = module.run_command(limit + argv, environ_update={"LANG": "C"})
+    output = kp.redact((out or "") + (err or ""))
+    result.update(ran=True, rc=rc, output_tail=kp.tail(output))
+    if rc != 0:
+        raise _Failed(f"kubeadm {p['command']} phase {phase} failed (exit {rc}):\n{kp.tail(output)}", result)
+    still = [a for a in artifacts if not os.path.exists(a)]
+    if still:
+        raise _Failed(f"kubeadm {p['command']} phase {phase} succeeded but did not write: {', '.join(still)}", result)
+    write_file(record, desired + "\n", 0o600, dir_mode=0o700)
+    return result
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             command=dict(type="str", required=True, choices=["init", "join"]),
-            phase=dict(type="str", required=True),
-            config=dict(type="path", required=True),
-            version=dict(type="str", required=True),
-            args=dict(type="list", elements="str", default=[]),
+            phases=dict(type="list", elements="str", required=True),
+            state=dict(type="str", default="run", choices=["run", "recorded"]),
+            config=dict(type="path"),
+            version=dict(type="str"),
+            phase_args=dict(type="dict", default={}),
             stacked_etcd=dict(type="bool", default=True),
             kubeadm=dict(type="path", default="/usr/local/bin/kubeadm"),
             kubernetes_dir=dict(type="path", default="/etc/kubernetes"),
@@ -161,54 +240,40 @@ def main():
             force=dict(type="bool", default=False),
             timeout=dict(type="int", default=600),
         ),
+        required_if=[("state", "run", ("config", "version"))],
         supports_check_mode=True,
     )
     p = module.params
-    phase = " ".join(p["phase"].split())
-    try:
-        artifacts = kp.absolute(kp.phase_artifacts(p["command"], phase, p["version"], p["stacked_etcd"]),
-                                p["kubernetes_dir"])
-    except ValueError as e:
-        module.fail_json(msg=str(e))
+    phases = [" ".join(ph.split()) for ph in p["phases"]]
+    p["phase_args"] = {" ".join(k.split()): v for k, v in (p["phase_args"] or {}).items()}
+    if p["state"] == "recorded":
+        recorded = _recorded(p, phases)
+        module.exit_json(changed=False, recorded=recorded, all_recorded=all(recorded.values()))
     config_text = _read(p["config"])
     if config_text is None:
         module.fail_json(msg=f"kubeadm configuration {p['config']} does not exist")
-    desired = kp.fingerprint(p["command"], phase, config_text, p["args"])
-    record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
-    recorded = _read(record)
-    missing = [a for a in artifacts if not os.path.exists(a)]
-    run, reason = kp.decide(missing, recorded, desired, p["force"],
-                            once=(p["command"], phase) in kp.RUN_ONCE)
-    argv = kp.argv(p["kubeadm"], p["command"], phase, p["config"], p["args"])
-    result = dict(changed=run, ran=False, reason=reason, fingerprint=desired, artifacts=artifacts,
-                  missing=missing, cmd=kp.mask_args(argv))
+    results, failure = [], None
+    for phase in phases:
+        try:
+            results.append(_one(module, p, phase, config_text))
+        except _Failed as e:
+            failure = e.args[0]
+            results.append(e.args[1])
+            break
+    ran = [r["phase"] for r in results if r.get("ran") or (module.check_mode and r.get("would_run"))]
+    recorded = _recorded(p, phases)
+    out = dict(changed=bool(ran), results=results, ran=ran, recorded=recorded, all_recorded=all(recorded.values()))
     if module._diff:
-        result["diff"] = dict(before=dict(fingerprint=(recorded or "").strip(), missing=missing),
-                              after=dict(fingerprint=desired, missing=[]),
-                              before_header=record, after_header=record)
-    if not run or module.check_mode:
-        module.exit_json(**result)
-    pending = [q for q in kp.prerequisites(p["command"], phase)
-               if not os.path.exists(os.path.join(p["state_dir"], kp.state_name(p["command"], q)))]
-    if pending:
-        result.update(changed=False)
-        module.fail_json(msg=f"kubeadm {p['command']} phase {phase} not run: it needs "
-                             f"{', '.join(pending)} to have completed first", **result)
-
-    if not os.path.exists(p["kubeadm"]):
-        module.fail_json(msg=f"kubeadm not found at {p['kubeadm']}", **result)
-    limit = ["timeout", str(p["timeout"])] if module.get_bin_path("timeout") else []
-    rc, out, err = module.run_command(limit + argv, environ_update={"LANG": "C"})
-    output = kp.redact((out or "") + (err or ""))
-    result.update(ran=True, rc=rc, output_tail=kp.tail(output))
-    if rc != 0:
-        module.fail_json(msg=f"kubeadm {p['command']} phase {phase} failed (exit {rc}):\n{kp.tail(output)}", **result)
-    still = [a for a in artifacts if not os.path.exists(a)]
-    if still:
-        module.fail_json(msg=f"kubeadm {p['command']} phase {phase} succeeded but did not write: {', '.join(still)}",
-                         **result)
-    write_file(record, desired + "\n", 0o600, dir_mode=0o700)
-    module.exit_json(**result)
+        out["diff"] = [dict(before=r.pop("before"), after=dict(fingerprint=r.get("fingerprint", ""), missing=[]),
+                            before_header=os.path.join(p["state_dir"], kp.state_name(p["command"], r["phase"])),
+                            after_header=os.path.join(p["state_dir"], kp.state_name(p["command"], r["phase"])))
+                       for r in results if "before" in r]
+    for r in results:
+        r.pop("before", None)
+        r.pop("would_run", None)
+    if failure:
+        module.fail_json(msg=failure, **out)
+    module.exit_json(**out)
 
 
 if __name__ == "__main__":

@@ -12,35 +12,60 @@ journal's `step` (TKE's tke.json `step`) is the position of the furthest phase d
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from pathlib import Path
+from typing import NamedTuple
+
+import yaml
 
 FORMAT = 1
 
-# The phases of install.yml in order: (name, variable prefixes that are its inputs, together).
-# Hooks are phases too (their input is the hook file's content). A phase run "together" is one
-# whose hosts coordinate (a cluster forms, a first master leads, a VIP moves): when any of its
-# hosts needs it, it runs on all of them, so no host is missing when another relies on it.
-PHASES = (
-    ("validate", ("tke_",), True),
-    ("precheck", ("precheck_", "tke_"), False),
-    ("hook:pre-install", (), True),
-    ("offline", ("offline_", "site_pack_", "site_repo_", "tke_"), True),
-    ("host_init", ("host_init_", "tke_"), False),
-    ("pki", ("pki_", "tke_"), True),
-    ("runtime", ("runtime_", "container_runtime_", "containerd_", "tke_"), False),
-    ("registry", ("registry_", "tke_"), True),
-    ("etcd", ("etcd_", "tke_"), True),
-    ("ha", ("ha_", "keepalived_", "haproxy_", "tke_"), True),
-    ("control_plane", ("control_plane_", "kubelet_", "kubeadm_", "tke_"), True),
-    ("hook:post-cluster-ready", (), True),
-    ("nodes", ("nodes_", "kubelet_", "kubeadm_", "tke_"), False),
-    ("network", ("network_", "tke_"), True),
-    ("hook:post-install", (), True),
-)
-PHASE_NAMES = tuple(name for name, dummy, dummy in PHASES)
+# The one list of phases is playbooks/install.yml itself: every top-level entry with a `tke_phase`
+# (or `tke_hook`) variable is a phase, in order. An entry says which roles the phase runs
+# (tke_phase_roles: their argument specs name its inputs), whether its hosts run it together
+# (tke_phase_together: a cluster forms, a first master leads, a VIP moves: when any of its hosts
+# needs it, it runs on all of them, so no host is missing when another relies on it) and which
+# groups' hosts its configuration names on every host (tke_phase_names: /etc/hosts names every
+# node, keepalived names the masters...: adding or removing such a host re-runs the phase there).
+# Hooks are phases too (their input is the hook file's content); they run together.
+COLLECTION_ROOT = Path(__file__).resolve().parents[2]
+INSTALL_PLAYBOOK = COLLECTION_ROOT / "playbooks" / "install.yml"
+CLUSTER_ROLE = "tke"   # its options (the cluster-wide settings) are an input of every phase
+
+
+class Phase(NamedTuple):
+    name: str
+    roles: tuple = ()
+    together: bool = True
+    names_groups: tuple = ()
+
+
+def read_phases(path=INSTALL_PLAYBOOK):
+    """The phases of an install playbook, in order (see above)."""
+    with open(path, encoding="utf-8") as fh:
+        entries = yaml.safe_load(fh) or []
+    phases = []
+    for entry in entries:
+        v = entry.get("vars") or {}
+        if "tke_hook" in v:
+            phases.append(Phase(f"hook:{v['tke_hook']}"))
+        elif "tke_phase" in v:
+            roles = tuple(r["role"] if isinstance(r, dict) else r for r in v.get("tke_phase_roles") or ())
+            phases.append(Phase(v["tke_phase"], roles, bool(v.get("tke_phase_together", False)),
+                                tuple(v.get("tke_phase_names") or ())))
+    return tuple(phases)
+
+
+PHASES = read_phases()
+PHASE_NAMES = tuple(p.name for p in PHASES)
 # Phases a user may name in tke_skip_phases / force_phases (hooks are skipped by removing them).
 USER_PHASES = tuple(n for n in PHASE_NAMES if not n.startswith("hook:"))
+
+
+def phase(name):
+    return {p.name: p for p in PHASES}[name]
 
 
 def empty():
@@ -67,12 +92,46 @@ def phase_number(phase):
     return PHASE_NAMES.index(phase) + 1, len(PHASE_NAMES)
 
 
-def input_prefixes(phase):
-    return {name: prefixes for name, prefixes, dummy in PHASES}[phase]
+def runs_together(name):
+    return phase(name).together
 
 
-def runs_together(phase):
-    return {name: together for name, dummy, together in PHASES}[phase]
+def role_options(role, roles_dir=COLLECTION_ROOT / "roles"):
+    """Every option a role declares (meta/argument_specs.yml, all entry points), with those of the
+    roles it depends on (meta/main.yml)."""
+    return _role_options(role, str(roles_dir))
+
+
+@functools.lru_cache(maxsize=None)
+def _role_options(role, roles_dir):
+    role = role.rsplit(".", 1)[-1]
+    base = Path(roles_dir) / role / "meta"
+    names = set()
+    specs = _yaml(base / "argument_specs.yml").get("argument_specs") or {}
+    for entry in specs.values():
+        names.update((entry or {}).get("options") or {})
+    for dep in _yaml(base / "main.yml").get("dependencies") or ():
+        names |= _role_options(dep["role"] if isinstance(dep, dict) else dep, roles_dir)
+    return frozenset(names)
+
+
+def _yaml(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh) or {}
+    except FileNotFoundError:
+        return {}
+
+
+def input_options(name):
+    """The variables that are a phase's inputs: the options its roles declare, and the cluster-wide
+    ones (a hook has none: its input is its file)."""
+    if name.startswith("hook:"):
+        return frozenset()
+    out = set(role_options(CLUSTER_ROLE))
+    for role in phase(name).roles:
+        out |= role_options(role)
+    return frozenset(out)
 
 
 # Variables that steer the install run itself (resume, skip, force, where the hooks are): they are
@@ -80,18 +139,29 @@ def runs_together(phase):
 ORCHESTRATION_VARS = frozenset({"tke_resume", "tke_skip_phases", "force_phases", "tke_hooks_dir"})
 
 
-def input_names(names, prefixes, exclude=()):
-    """The names among names that are a phase's inputs: its prefixes, less the orchestration
+def input_names(names, options, exclude=()):
+    """The names among names that are a phase's inputs: its options, less the orchestration
     variables and exclude (what this run registered or set_fact'ed)."""
-    if not prefixes:
-        return []
-    return sorted(k for k in names
-                  if k.startswith(tuple(prefixes)) and k not in ORCHESTRATION_VARS and k not in exclude)
+    return sorted(k for k in names if k in options and k not in ORCHESTRATION_VARS and k not in exclude)
 
 
-def select_inputs(host_vars, prefixes):
+def select_inputs(host_vars, options):
     """The variables of one host that are a phase's inputs."""
-    return {k: host_vars[k] for k in input_names(host_vars, prefixes)}
+    return {k: host_vars[k] for k in input_names(host_vars, options)}
+
+
+def site_names(name, hostvars, groups):
+    """What a phase's configuration on every host says about other hosts: for each host of the
+    groups the phase names (tke_phase_names), its groups and addresses. Part of every host's
+    fingerprint, so adding or removing such a host re-runs the phase on the hosts that name it."""
+    wanted = phase(name).names_groups if not name.startswith("hook:") else ()
+    hosts = sorted({h for g in wanted for h in groups.get(g, ())})
+    out = []
+    for host in hosts:
+        hv = hostvars.get(host, {})
+        out.append([host, sorted(g for g in wanted if host in groups.get(g, ())),
+                    str(hv.get("ansible_host") or host), str(hv.get("tke_node_ip") or "")])
+    return out
 
 
 def fingerprint(*parts):
@@ -114,25 +184,28 @@ def parse_phase_list(value, what):
     return set(names)
 
 
-def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None):
+def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None, records=None):
     """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now; machines:
-    host -> its machine id now (/etc/machine-id), when known.
+    host -> its machine id now (/etc/machine-id), when known; records: host -> {phase: fingerprint}
+    the host itself records as done (parse_host_read), when known.
 
     Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts]} with hosts in the
     given order. A host whose machine id differs from the one recorded with the phase is another
-    machine under the same name (reinstalled): the phase runs there again. A phase that runs
-    together runs on every host as soon as one of them needs it.
+    machine under the same name; a host that does not record the phase done with this fingerprint
+    was wiped or rebuilt (or never finished it): either way the phase runs there again
+    ("reinstalled"). A phase that runs together runs on every host as soon as one of them needs it.
     """
     run, skipped, reinstalled = [], {}, []
     done = journal.get("phases", {}).get(phase, {})
-    machines = machines or {}
+    machines, records = machines or {}, records or {}
     for host, fp in fingerprints.items():
         entry = done.get(host, {})
         if phase in skip:
             skipped[host] = "skipped: named in tke_skip_phases"
         elif phase in force or not resume:
             run.append(host)
-        elif entry.get("fingerprint") == fp and _other_machine(entry, machines.get(host)):
+        elif entry.get("fingerprint") == fp and (_other_machine(entry, machines.get(host))
+                                                 or _not_on_host(phase, fp, records.get(host))):
             reinstalled.append(host)
             run.append(host)
         elif entry.get("fingerprint") == fp:
@@ -146,6 +219,25 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machine
 
 def _other_machine(entry, machine):
     return bool(machine and entry.get("machine") and entry["machine"] != machine)
+
+
+def _not_on_host(phase, fp, record):
+    return record is not None and not phase.startswith("hook:") and record.get(phase) != fp
+
+
+def parse_host_read(stdout, record_dir):
+    """The output of roles/tke/tasks/phase_start.yml's raw read: the machine id on the first line,
+    then `<record_dir>/<phase>:<fingerprint>` lines (grep -r), one per phase the host records done
+    (phase_end.yml writes them; a wiped or rebuilt host has none). Returns (machine id or None,
+    {phase: fingerprint})."""
+    lines = (stdout or "").splitlines()
+    machine = lines[0].strip() if lines else ""
+    record, prefix = {}, record_dir.rstrip("/") + "/"
+    for line in lines[1:]:
+        path, sep, fp = line.strip().partition(":")
+        if sep and path.startswith(prefix):
+            record[path[len(prefix):]] = fp
+    return machine or None, record
 
 
 def record(journal, phase, fingerprints, now, machines=None):

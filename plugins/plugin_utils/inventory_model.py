@@ -19,6 +19,19 @@ ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "roles")
 GROUPS = ("masters", "workers", "etcd", "registry")
 # Connection variables that may name a host's address, in Ansible's order of precedence.
 ADDRESS_VARS = ("ansible_host", "ansible_ssh_host")
+# tke_* settings that are per host (host_vars), not cluster-wide.
+PER_HOST_SETTINGS = frozenset({"tke_node_ip"})
+
+
+def node_address(name, hostvars):
+    """A node's address, the one rule (docs/architecture.md, "Derived settings"): its tke_node_ip,
+    else its connection address (ADDRESS_VARS), else its name. Certificates name it, etcd listens
+    and is dialled on it, the API server advertises it, /etc/hosts and peers list it."""
+    for key in ("tke_node_ip",) + ADDRESS_VARS:
+        value = _get(hostvars, key)
+        if value:
+            return str(value)
+    return str(name)
 
 
 def typed(values, options):
@@ -58,6 +71,7 @@ def host_model(name, hostvars):
     address = next((_get(hostvars, v) for v in ADDRESS_VARS if _get(hostvars, v)), None) or name
     return {
         "address": str(address),
+        "node_address": node_address(name, hostvars),
         "connection": str(_get(hostvars, "ansible_connection", "ssh") or "ssh"),
         "port": int(_get(hostvars, "ansible_port", 22) or 22),
         "user": str(_get(hostvars, "ansible_user", "root") or "root"),

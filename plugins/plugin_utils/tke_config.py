@@ -17,6 +17,7 @@ import json
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_config import EXTERNAL_ETCD_FILES
+from ansible_collections.offline_pot.tke.plugins.module_utils.vrrp import derive_router_id
 
 
 def b64(text):
@@ -28,10 +29,8 @@ def b64(text):
 
 
 def vrid(vip, configured=0):
-    """keepalived virtual_router_id: the configured one, else TKE's last VIP octet + 1 (1-255)."""
-    if configured:
-        return int(configured)
-    return (int(ipaddress.ip_address(vip)) & 0xFF) % 255 + 1
+    """keepalived virtual_router_id: the one rule (module_utils/vrrp.derive_router_id)."""
+    return derive_router_id(str(vip), int(configured or 0))
 
 
 def master_schedule(settings, groups):
@@ -67,7 +66,7 @@ def context(model, secrets=None, step=0):
     etcd_members = groups.get("etcd")
     if etcd_members:
         # TKE's ExternalEtcd needs the client files with https endpoints (tke_rules.py)
-        etcd = {"external": {"endpoints": [f"https://{hosts[h]['address']}:2379" for h in etcd_members],
+        etcd = {"external": {"endpoints": [f"https://{hosts[h]['node_address']}:2379" for h in etcd_members],
                              **EXTERNAL_ETCD_FILES}}
     else:
         etcd = {"local": {"dataDir": "/var/lib/etcd"}}

@@ -191,6 +191,9 @@ up() {
     printf '[Match]\nName=host0\n[Network]\nAddress=%s/24\nGateway=%s\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' "$ip" "$GW" \
       > "$d/merged/etc/systemd/network/10-host0.network"
     echo "$h" > "$d/merged/etc/hostname"
+    # each host its own machine id, the same after a reset (a host wiped and rebuilt under the same
+    # name keeps it, as a VM restored from its image does): derived from the instance and the name
+    [ -s "$d/merged/etc/machine-id" ] || printf '%s' "th$TH_ID-$h" | md5sum | cut -c1-32 > "$d/merged/etc/machine-id"
     write_hosts_file "$d/merged/etc/hosts"
     : > "$d/cgroups"
     for c in $HIER; do

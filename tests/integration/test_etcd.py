@@ -119,3 +119,35 @@ def test_etcd_backup_wipe_restore(testhosts, cluster):
     # the etcd phase afterwards keeps the restored members as they are
     again = run_playbook(PLAY, cluster, "--tags", "etcd", *NO_RESUME)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+
+
+def test_etcd_on_node_addresses_other_than_ansible_host(testhosts, tmp_path):
+    """Each member's node address (tke_node_ip) is a second address of its interface, not the one
+    Ansible connects to: certificates name it, etcd listens on it and the members dial each other
+    at it (tke role's tke_node_address, the one rule), so TLS names match and the cluster forms."""
+    net = testhosts.info["TH_NET"]
+    node_ip = {n: f"{net}.{110 + i}" for i, n in enumerate(MEMBERS, 1)}
+    for n in MEMBERS:
+        testhosts.ssh(n, "systemctl stop etcd 2>/dev/null; rm -rf /var/lib/etcd /etc/etcd; "
+                         f"ip addr replace {node_ip[n]}/24 dev host0", check=False)
+    inv = testhosts.write_inventory(tmp_path / "hosts.yml", groups={"masters": MEMBERS, "etcd": MEMBERS},
+                                    group_vars={"tke_ha_mode": "local_lb"},
+                                    host_vars={n: {"tke_node_ip": node_ip[n]} for n in MEMBERS})
+    try:
+        pki = run_playbook(PLAY, inv, "--tags", "pki")
+        assert pki.rc == 0, pki.explain()
+        run = run_playbook(PLAY, inv, "--tags", "etcd")
+        assert run.rc == 0, run.explain()
+        eps = ",".join(f"https://{node_ip[n]}:2379" for n in MEMBERS)
+        health = testhosts.ssh("h1", f"{CTL} --endpoints={eps} endpoint health")
+        assert (health.stdout + health.stderr).count("is healthy") == 3, health
+        members = testhosts.ssh("h2", f"{CTL} --endpoints=https://127.0.0.1:2379 member list").stdout
+        peers = sorted(line.split(", ")[3] for line in members.splitlines())
+        assert peers == sorted(f"https://{node_ip[n]}:2380" for n in MEMBERS), members
+        # the connection address is not where etcd listens
+        primary = testhosts.ssh("h1", f"python3 -c {shlex.quote(PLAIN)} {testhosts.ip('h2')}", check=False)
+        assert "etcdserver" not in primary.stdout and primary.returncode != 0, primary
+    finally:
+        for n in MEMBERS:
+            testhosts.ssh(n, f"systemctl stop --no-block etcd; ip addr del {node_ip[n]}/24 dev host0; true",
+                          check=False)

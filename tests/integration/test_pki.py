@@ -251,7 +251,7 @@ def test_kubeconfigs_parse_with_kubectl(services, testhosts):
 def near_expiry(site, name, days_left):
     """Re-sign name on the controller (same key, same CA) so it expires in days_left days."""
     pki = site["pki"]
-    spec = {s.name: s for s in k8s_pki.cluster_certs(k8s_pki.Cluster(masters=[], etcd=[{"name": "h2"}]))}[name]
+    spec = {s.name: s for s in k8s_pki.cluster_certs(k8s_pki.Cluster(masters=[], etcd=[{"name": "h2"}], control_plane_endpoint="api.tke.com:6443"))}[name]
     ca = Path(pki, f"{spec.signer}.crt").read_bytes(), Path(pki, f"{spec.signer}.key").read_bytes()
     old = k8s_pki.load_cert(Path(pki, f"{name}.crt").read_bytes())
     dns, ips = k8s_pki.cert_sans(old)

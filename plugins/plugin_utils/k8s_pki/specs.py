@@ -63,6 +63,9 @@ class Cluster:
     """Inputs of the PKI (from the shared tke_* variables and the inventory groups)."""
 
     masters: list                       # [{"name": "h1", "ip": "10.0.0.11"}]
+    # host:port of every kubeconfig that goes through the endpoint: the tke role's
+    # tke_control_plane_endpoint, its one definition (no default here)
+    control_plane_endpoint: str
     nodes: list = field(default_factory=list)          # every node running a kubelet
     etcd: list = field(default_factory=list)           # external etcd members; [] = stacked on masters
     registry: list = field(default_factory=list)       # registry hosts
@@ -72,7 +75,6 @@ class Cluster:
     vip: str = ""
     api_domain: str = "api.tke.com"
     api_port: int = 6443
-    control_plane_endpoint: str = ""    # host:port; default api_domain:api_port
     service_cidr: str = "10.96.0.0/16"
     dns_domain: str = "cluster.local"
     registry_domain: str = "registry.tke.com"
@@ -87,7 +89,7 @@ class Cluster:
 
     @property
     def endpoint(self) -> str:
-        return self.control_plane_endpoint or f"{self.api_domain}:{self.api_port}"
+        return self.control_plane_endpoint
 
     @property
     def stacked_etcd(self) -> bool:

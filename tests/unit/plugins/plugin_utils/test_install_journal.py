@@ -65,9 +65,9 @@ def test_fingerprint_is_stable_and_sensitive():
     assert j.fingerprint({"a": 1}) != j.fingerprint({"a": 2})
 
 
-def test_select_inputs_by_prefix():
+def test_select_inputs_by_declared_option():
     hv = {"tke_vip": "1.2.3.4", "precheck_min_cpu": 2, "ansible_host": "x", "etcd_quota": 1}
-    assert j.select_inputs(hv, ("precheck_", "tke_")) == {"precheck_min_cpu": 2, "tke_vip": "1.2.3.4"}
+    assert j.select_inputs(hv, {"precheck_min_cpu", "tke_vip"}) == {"precheck_min_cpu": 2, "tke_vip": "1.2.3.4"}
     assert j.select_inputs(hv, ()) == {}
 
 
@@ -76,8 +76,10 @@ def test_orchestration_and_run_vars_are_no_inputs():
     # run redo phases: those steer the run, they are no phase's input
     hv = {"tke_vip": "1.2.3.4", "tke_resume": False, "tke_skip_phases": ["nodes"], "force_phases": "pki",
           "tke_hooks_dir": "/x", "tke_phase_start": {"run_hosts": ["h1"]}}
-    assert j.input_names(hv, ("tke_", "force_")) == ["tke_phase_start", "tke_vip"]
-    assert j.input_names(hv, ("tke_",), exclude={"tke_phase_start"}) == ["tke_vip"]
+    assert j.input_names(hv, set(hv)) == ["tke_phase_start", "tke_vip"]
+    assert j.input_names(hv, set(hv), exclude={"tke_phase_start"}) == ["tke_vip"]
+    # and the real phases' inputs hold them even though the tke role declares them
+    assert not j.ORCHESTRATION_VARS & set(j.input_names(j.input_options("pki"), j.input_options("pki")))
 
 
 def test_load_rejects_foreign_documents():
@@ -115,3 +117,76 @@ def test_a_reinstalled_host_runs_the_phase_again():
     # a phase run together: the reinstalled host brings every host along
     etcd = j.record(j.empty(), "etcd", FP, "t", machines={"h1": "m1", "h2": "m2"})
     assert j.decide(etcd, "etcd", FP, machines={"h1": "m1", "h2": "x"})["run"] == ["h1", "h2"]
+
+
+def test_a_wiped_host_runs_the_phase_again():
+    journal = j.record(j.empty(), "precheck", FP, "t")
+    # both hosts record the phase with its fingerprint: nothing to do
+    assert j.decide(journal, "precheck", FP, records={"h1": {"precheck": "a"}, "h2": {"precheck": "b"}})["run"] == []
+    # h2 records nothing (wiped, rebuilt) or another fingerprint: it runs again; unread: no opinion
+    d = j.decide(journal, "precheck", FP, records={"h1": {"precheck": "a"}, "h2": {}})
+    assert d["run"] == ["h2"] and d["reinstalled"] == ["h2"]
+    assert j.decide(journal, "precheck", FP, records={"h1": {"precheck": "a"}, "h2": {"precheck": "old"}})["run"] == ["h2"]
+    assert j.decide(journal, "precheck", FP, records={"h1": None, "h2": None})["run"] == []
+
+
+def test_parse_host_read():
+    out = "0123abcd\n\n/var/lib/x/host_init:ff00\n/var/lib/x/pki:aa11\ngrep: noise\n"
+    assert j.parse_host_read(out, "/var/lib/x") == ("0123abcd", {"host_init": "ff00", "pki": "aa11"})
+    assert j.parse_host_read("\n", "/var/lib/x") == (None, {})
+
+
+def test_site_names_cover_the_hosts_a_phase_names():
+    groups = {"all": ["m1", "w1", "w2"], "masters": ["m1"], "workers": ["w1", "w2"]}
+    hv = {"m1": {"ansible_host": "10.0.0.1"}, "w1": {"ansible_host": "10.0.0.2", "tke_node_ip": "10.1.0.2"},
+          "w2": {}}
+    assert j.site_names("host_init", hv, groups) == [
+        ["m1", ["all"], "10.0.0.1", ""], ["w1", ["all"], "10.0.0.2", "10.1.0.2"], ["w2", ["all"], "w2", ""]]
+    # nodes names the masters only: a worker added changes nothing there; runtime names no host
+    fewer = {"all": ["m1", "w1"], "masters": ["m1"], "workers": ["w1"]}
+    assert j.site_names("nodes", hv, groups) == j.site_names("nodes", hv, fewer)
+    assert j.site_names("host_init", hv, groups) != j.site_names("host_init", hv, fewer)
+    assert j.site_names("runtime", hv, groups) == []
+
+
+def test_inputs_are_the_options_the_phase_roles_declare():
+    pki = j.input_options("pki")
+    assert {"tke_vip", "pki_restart"} <= pki and "etcd_data_dir" not in pki
+    # control_plane depends on the kubelet role: its options are inputs too
+    assert {"control_plane_etcd_mode", "kubelet_bin"} <= j.input_options("control_plane")
+    assert j.input_options("hook:pre-install") == frozenset()
+
+
+INSTALL = j.INSTALL_PLAYBOOK
+
+
+def test_the_phases_are_install_yml_entries_and_each_runs_as_declared():
+    import yaml
+    entries = yaml.safe_load(INSTALL.read_text())
+    assert j.PHASE_NAMES[0] == "validate" and j.USER_PHASES[-1] == "network"
+    assert len(set(j.PHASE_NAMES)) == len(j.PHASE_NAMES)
+    roles = j.COLLECTION_ROOT / "roles"
+    for entry in entries:
+        v = entry.get("vars") or {}
+        if "tke_phase" in v and v["tke_phase"] != "validate":
+            # one entry = one phase: the wrapper playbook, its tag, a title, hosts and roles that exist
+            assert entry["ansible.builtin.import_playbook"] == "phase.yml", entry
+            assert entry["tags"] == [v["tke_phase"]], entry
+            assert {"tke_phase_title", "tke_phase_hosts", "tke_phase_roles"} <= set(v), entry
+            assert set(v) <= {"tke_phase", "tke_phase_title", "tke_phase_hosts", "tke_phase_roles",
+                              "tke_phase_together", "tke_phase_names", "tke_phase_serial"}, entry
+            for role in j.phase(v["tke_phase"]).roles:
+                assert (roles / role / "meta" / "argument_specs.yml").is_file(), role
+            assert set(j.phase(v["tke_phase"]).names_groups) <= {"all", "masters", "workers", "etcd", "registry"}
+        elif "tke_hook" in v:
+            assert entry["ansible.builtin.import_playbook"] == "hook.yml" and entry["tags"] == ["hooks"], entry
+    # the validate play is tagged validate (and always)
+    assert [e for e in entries if (e.get("vars") or {}).get("tke_phase") == "validate"][0]["tags"] == ["validate", "always"]
+
+
+def test_the_readme_phase_table_is_the_phase_list():
+    import re
+    readme = (j.COLLECTION_ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| (\w+) \|", readme, re.M)
+    assert [tag for _, tag in rows] == list(j.USER_PHASES)
+    assert [int(n) for n, _ in rows] == list(range(1, len(j.USER_PHASES) + 1))

@@ -19,6 +19,7 @@ def cluster(**kw):
         registry=[{"name": "w1", "ip": "10.0.0.21"}],
         machines=[{"name": n, "ip": f"10.0.0.{i}"} for n, i in (("m1", 11), ("m2", 12), ("m3", 13), ("w1", 21))],
         vip="10.0.0.100", api_domain="api.tke.com", service_cidr="10.96.0.0/16",
+        control_plane_endpoint="api.tke.com:6443",
         apiserver_extra_sans=["api.example.org"], key_type="ecdsa")
     args.update(kw)
     return p.Cluster(**args)

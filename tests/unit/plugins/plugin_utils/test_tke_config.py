@@ -15,7 +15,7 @@ SETTINGS = {"tke_cluster_name": "global", "tke_k8s_version": "1.30.4", "tke_ha_m
             "tke_registry_namespace": "library", "tke_gateway_domain": "console.tke.com",
             "tke_admin_user": "admin", "tke_admin_password": "pa\"ss\\word", "tke_api_domain": "api.tke.com"}
 MODEL = {"groups": {"masters": ["m1", "m2", "m3"], "workers": ["w1"], "registry": ["m1"]},
-         "hosts": {h: {"address": f"10.0.0.{i}", "port": 22, "user": "root"}
+         "hosts": {h: {"address": f"10.0.0.{i}", "node_address": f"10.0.0.{i}", "port": 22, "user": "root"}
                    for i, h in enumerate(["m1", "m2", "m3", "w1"], 11)},
          "settings": SETTINGS}
 
@@ -72,3 +72,11 @@ def test_rendering_is_stable_and_step_is_kept():
 def test_vrid():
     assert t.vrid("10.0.0.100") == 101 and t.vrid("10.0.0.254") == 255 and t.vrid("10.0.0.255") == 1
     assert t.vrid("10.0.0.100", 7) == 7
+
+
+def test_external_etcd_endpoints_are_the_members_node_addresses():
+    # a member reached over SSH at one address whose cluster traffic uses another (tke_node_ip):
+    # etcd listens on, and its certificates name, the node address
+    hosts = {**MODEL["hosts"], "w1": {**MODEL["hosts"]["w1"], "node_address": "10.1.0.14"}}
+    ext = {**MODEL, "hosts": hosts, "groups": {**MODEL["groups"], "etcd": ["w1"]}}
+    assert t.context(ext)["etcd"]["external"]["endpoints"] == ["https://10.1.0.14:2379"]

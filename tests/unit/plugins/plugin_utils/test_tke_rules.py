@@ -21,6 +21,7 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_m
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_rules as r
 
 TOP = Path(__file__).resolve().parents[4]
+
 # the sandbox's key file is made by its first pack build, and a bare Templar has no lookup plugins:
 # the pack's public key is no tke.json input, any valid one does
 PUBKEY = {"tke_site_pack_pubkey": ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(

@@ -1,0 +1,78 @@
+"""kubeadm_phase runs a list of phases in order and stops at the first that fails; state=recorded
+tells a role whether a node has joined without the role reading the module's bookkeeping."""
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.offline_pot.tke.plugins.modules import kubeadm_phase
+
+
+def run(capsys, **args):
+    with patch_module_args(args), pytest.raises(SystemExit) as exc:
+        kubeadm_phase.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture()
+def site(tmp_path):
+    """A fake kubeadm (it records its calls, fails a phase when told) and a first master whose
+    upload-config is done: the phases that finish it act on the cluster only (no files)."""
+    k8s, state = tmp_path / "k8s", tmp_path / "state"
+    k8s.mkdir()
+    state.mkdir()
+    (state / "init-upload-config-all.sha256").write_text("x\n")
+    config = tmp_path / "init.yaml"
+    config.write_text("kind: InitConfiguration\n")
+    kubeadm = tmp_path / "kubeadm"
+    kubeadm.write_text(f"""#!/bin/sh
+echo "$@" >> {tmp_path}/calls
+if [ -e {tmp_path}/fail-$3 ]; then echo "boom in $3"; exit 3; fi
+""")
+    kubeadm.chmod(0o755)
+    return dict(tmp=tmp_path, args=dict(command="init", config=str(config), version="1.30.4", kubeadm=str(kubeadm),
+                                        kubernetes_dir=str(k8s), state_dir=str(state)))
+
+
+PHASES = ["mark-control-plane", "bootstrap-token", "addon all"]
+
+
+def calls(site):
+    path = site["tmp"] / "calls"
+    return [line.split()[2] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_phases_run_in_order_then_are_recorded(site, capsys):
+    rc, out = run(capsys, phases=PHASES, phase_args={"bootstrap-token": ["--skip-token-print"]}, **site["args"])
+    assert rc == 0 and out["changed"] and out["ran"] == PHASES, out
+    assert calls(site) == ["mark-control-plane", "bootstrap-token", "addon"]
+    assert "--skip-token-print" in (site["tmp"] / "calls").read_text().splitlines()[1]
+    assert out["all_recorded"] and out["recorded"] == dict.fromkeys(PHASES, True)
+    rc, again = run(capsys, phases=PHASES, phase_args={"bootstrap-token": ["--skip-token-print"]}, **site["args"])
+    assert rc == 0 and not again["changed"] and again["ran"] == [] and len(calls(site)) == 3
+
+
+def test_the_first_failing_phase_stops_the_ones_after_it(site, capsys):
+    (site["tmp"] / "fail-bootstrap-token").touch()
+    rc, out = run(capsys, phases=PHASES, **site["args"])
+    assert rc == 1 and out["failed"], out
+    assert "kubeadm init phase bootstrap-token failed (exit 3)" in out["msg"] and "boom in bootstrap-token" in out["msg"]
+    assert calls(site) == ["mark-control-plane", "bootstrap-token"]
+    assert [r["phase"] for r in out["results"]] == ["mark-control-plane", "bootstrap-token"]
+    assert out["recorded"] == {"mark-control-plane": True, "bootstrap-token": False, "addon all": False}
+
+
+def test_recorded_tells_whether_the_node_joined_and_runs_nothing(site, capsys):
+    query = dict(command="init", phases=["addon all"], state="recorded", state_dir=site["args"]["state_dir"])
+    rc, out = run(capsys, **query)
+    assert rc == 0 and out["changed"] is False and out["recorded"] == {"addon all": False}, out
+    assert out["all_recorded"] is False and calls(site) == []
+    run(capsys, phases=PHASES, **site["args"])
+    rc, out = run(capsys, **query)
+    assert out["all_recorded"] is True and len(calls(site)) == 3
+
+
+def test_check_mode_reports_what_would_run_and_runs_nothing(site, capsys):
+    rc, out = run(capsys, phases=PHASES, _ansible_check_mode=True, **site["args"])
+    assert rc == 0 and out["changed"] and out["ran"] == PHASES and calls(site) == []
+    assert out["all_recorded"] is False
