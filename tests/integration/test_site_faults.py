@@ -109,6 +109,9 @@ def site_secrets(th, site) -> dict[str, str]:
 WORLD_READABLE = r"""
 import os, stat, sys
 secrets = [s.encode() for s in sys.stdin.read().split("\n") if s]
+# the kubeadm double's own state (tests/kubeadm_double: it keeps the bootstrap tokens the real
+# kubeadm keeps as Secrets in etcd) and its code are the test's, not the collection's
+DOUBLES = ("/var/lib/kubeadm-double", "/usr/local/lib/kubeadm-double")
 def open_to_all(path):
     d = os.path.dirname(path)
     while d != "/":
@@ -118,7 +121,8 @@ def open_to_all(path):
     return True
 for root in ("/etc", "/var/lib", "/var/log", "/root", "/home", "/opt", "/srv", "/usr/local", "/tmp", "/run"):
     for dirpath, dirs, names in os.walk(root):
-        dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(dirpath, x))]
+        dirs[:] = [x for x in dirs if not os.path.islink(os.path.join(dirpath, x))
+                   and os.path.join(dirpath, x) not in DOUBLES]
         for n in names:
             p = os.path.join(dirpath, n)
             try:
@@ -212,15 +216,17 @@ def test_keepalived_killed_comes_back_and_the_vip_is_never_on_two_hosts(testhost
 def test_a_hung_api_server_moves_the_vip_within_3_s(testhosts, site, installed):
     th, the_vip = testhosts, site["vip"]
     first = holder(th, the_vip)
-    ha.start_vip_watch(th, [n for n in MASTERS if n != first], the_vip)
+    others = [n for n in MASTERS if n != first]
+    ha.start_vip_watch(th, others, the_vip)
     try:
         time.sleep(1)
-        stamp = float(th.ssh(first, "pkill -STOP -x kube-apiserver && date +%s.%N").stdout)
-        ha.wait_until(lambda: any(s for _, _, s in ha.vip_events(th, MASTERS)), 15, "the VIP to move")
+        stamp = float(th.ssh(first, "date +%s.%N; pkill -STOP -x kube-apiserver").stdout)
+        ha.wait_until(lambda: ha.gains(ha.vip_events(th, others)), 15, "the VIP to move")
     finally:
         th.ssh(first, "pkill -CONT -x kube-apiserver", check=False)
         ha.stop_vip_watch(th, MASTERS)
-    took = ha.gains(ha.vip_events(th, MASTERS))[0][0] - stamp
+    took = ha.gains(ha.vip_events(th, others))[0][0] - stamp
+    assert took > 0, (stamp, ha.vip_events(th, others))
     print(f"hung API server on {first}: VIP moved in {took:.2f} s")
     assert took <= 3.0, f"the VIP moved {took:.2f} s after the API server hung"
     # the API server serves again on the old holder before the next scenario
