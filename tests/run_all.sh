@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: lint (yamllint, ansible-lint production profile, ansible-doc of every plugin,
 # collection build, ansible-test sanity/units, antsibull-docs), unit tests and integration
-# scenarios on real test hosts, in one pytest run.
+# scenarios on real test hosts (pytest, the scenarios on parallel workers).
 # Installs what it needs on a fresh Debian 12 machine (as root). Extra arguments go to pytest.
 set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,11 +23,21 @@ ls "$out"/offline_pot-tke-*.tar.gz; rm -rf "$out"
 echo "== ansible-test sanity + units, antsibull-docs lint-collection-docs (offline but for the package index)"
 bash tests/sanity/run.sh sanity units docs
 
-echo "== pytest (unit + integration on test hosts)"
-# belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
+# (the unit tests run in ansible-test units above: every file of tests/unit)
+echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=3} workers, one test file each at a time)"
+# Worker gwN runs its files on harness instance TH_ID+N (tests/integration/conftest.py). The files
+# are listed longest first, so the last file to start is a short one; any file not listed runs after.
 export TH_ID=${TH_ID:-1}
-trap 'bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true' EXIT
+# belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
+trap 'for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
+order=(site_faults install_e2e network install_drift pki kubeadm apiserver_double air_gapped_controller etcd
+       host_init ha site_pack install_orchestration precheck pack_controller execution_environment
+       collection_install validate)
+files=()
+for t in "${order[@]}"; do [ -f "tests/integration/test_$t.py" ] && files+=("tests/integration/test_$t.py"); done
+for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
 # per-test times (setup: the module's fixtures, e.g. a scenario's hosts; call: the test) for every
 # test of a second or more, slowest first, so CI time is known per scenario
-python -m pytest -p no:cacheprovider --durations=0 --durations-min=1.0 "$@" tests/unit tests/integration
+python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --durations=0 --durations-min=1.0 \
+  "$@" "${files[@]}"
 echo "== all tests done in $(( $(date +%s) - t0 )) s"

@@ -13,6 +13,8 @@ fixture cannot have them.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gzip
 import hashlib
 import io
@@ -257,7 +259,28 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
 SIGNING_KEY = TOP / ".cache" / "fixture-pack" / "site-pack-test.key"
 
 
+@contextlib.contextmanager
+def _building():
+    """One builder at a time across processes (pytest-xdist workers share .cache): the signing key,
+    the downloaded debs and the packs are made once, never half-written under another's feet."""
+    lock = TOP / ".cache" / "fixture-pack.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def signing_key() -> Path:
+    if SIGNING_KEY.is_file():
+        return SIGNING_KEY
+    with _building():
+        return _make_signing_key()
+
+
+def _make_signing_key() -> Path:
     if not SIGNING_KEY.is_file():
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ed25519
@@ -283,6 +306,12 @@ def ensure_pack(cache: Path, repo: Path | None) -> Path:
     """The fixture site pack, built under cache (packs/fixture-1.0.0, its inputs in pack-inputs)
     and reused while this recipe and the pack format's code are unchanged (cache/recipe holds
     their hash; another hash builds inputs and pack anew)."""
+    signing_key()
+    with _building():
+        return _ensure_pack(cache, repo)
+
+
+def _ensure_pack(cache: Path, repo: Path | None) -> Path:
     from harness.playbook import run_playbook
     recipe = [Path(__file__), NETWORK_DEFAULTS, *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
     key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]

@@ -2,7 +2,9 @@
 
 The hosts of one pytest session are one harness instance (TH_ID, default 1): started once,
 destroyed at the end whatever happens. Scenarios that need a fresh machine call
-testhosts.reset(...).
+testhosts.reset(...). Under pytest-xdist (tests/run_all.sh runs the scenarios on several workers,
+one test file per worker at a time) worker gwN uses instance TH_ID + N: its own bridge, subnet
+and hosts.
 """
 import os
 import signal
@@ -18,6 +20,12 @@ def _terminate(signum, frame):
 
 
 _modules_seen = []
+
+
+def th_id() -> int:
+    """This process's harness instance: TH_ID, plus the pytest-xdist worker's number."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(os.environ.get("TH_ID", "1")) + int(worker[2:] or 0)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -38,7 +46,7 @@ def fresh_hosts(request):
 def testhosts():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
-    hosts = TestHosts(th_id=int(os.environ.get("TH_ID", "1")), count=3)
+    hosts = TestHosts(th_id=th_id(), count=3)
     hosts.prepare()
     try:
         hosts.up()
