@@ -180,8 +180,20 @@ write_hosts_file() { # /etc/hosts of a host: every possible test host of this in
     for i in $(seq 1 20); do echo "$(host_ip "$i") h$i"; done; } > "$f"
 }
 
+# Every host's systemd takes inotify instances from the machine's one per-user budget (all hosts
+# run as root): Debian's 128 runs out at about 5 hosts ("Too many open files" at boot). Raised, never
+# lowered, for the parallel test workers' 10+ hosts.
+inotify_room() {
+  local want=2048 have
+  have=$(cat /proc/sys/fs/inotify/max_user_instances)
+  [ "$have" -ge "$want" ] || sysctl -q -w fs.inotify.max_user_instances=$want
+  have=$(cat /proc/sys/fs/inotify/max_user_watches)
+  [ "$have" -ge 524288 ] || sysctl -q -w fs.inotify.max_user_watches=524288
+}
+
 up() {
   local n h d ip c g
+  inotify_room
   for n in "$@"; do
     h=h$n; d=$RUN/hosts/$h; ip=$(host_ip "$n")
     if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then log "$h already up"; continue; fi
