@@ -42,7 +42,7 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils.kubeadm_discovery 
 def kubeadm_ca_cert_hash(pem):
     try:
         return ca_cert_hash(str(pem))
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:
         raise AnsibleFilterError(f"kubeadm_ca_cert_hash: {exc}") from exc
 
 

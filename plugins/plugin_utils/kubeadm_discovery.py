@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import hashlib
 
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+try:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+except ImportError:
+    # the filter still loads (ansible-doc -l); require_cryptography() says what to install when called
+    pass
+
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki import require_cryptography
 
 
 def ca_cert_hash(pem: str | bytes) -> str:
-    """Discovery hash (sha256:<hex>) of the first certificate of a PEM text; ValueError if none."""
+    """Discovery hash (sha256:<hex>) of the first certificate of a PEM text; ValueError if none,
+    ImportError saying what to install if the controller lacks cryptography."""
+    require_cryptography()
     data = pem.encode() if isinstance(pem, str) else bytes(pem)
     try:
         cert = x509.load_pem_x509_certificate(data)
