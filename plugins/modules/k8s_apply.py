@@ -25,7 +25,7 @@ description:
     reported without that validation.
   - Values of Secrets are never shown in results or diffs.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
   - offline_pot.tke.k8s
@@ -83,7 +83,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import
 
 
 def split_kind(text):
-    api_version, _, kind = str(text).rpartition("/")
+    api_version, dummy, kind = str(text).rpartition("/")
     if not api_version or not kind:
         raise ValueError(f"prune_kinds: {text!r} is not apiVersion/kind (e.g. apps/v1/DaemonSet)")
     return api_version, kind

@@ -16,7 +16,7 @@ description:
     C(label_selector).
   - In check mode the deletion is sent with C(dryRun=All) and nothing is deleted.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
   - offline_pot.tke.k8s

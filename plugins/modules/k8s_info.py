@@ -15,7 +15,7 @@ description:
     I(namespace), or in every namespace when it is not given).
   - A kind is found through API discovery. Values of Secrets are never returned.
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
   - offline_pot.tke.k8s

@@ -19,7 +19,7 @@ description:
   - An object may select several by I(label_selector) instead of a name; with I(names), every
     listed name must be among them (a node that never registered is named as missing).
 author:
-  - offline_pot.tke developers
+  - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.READ_ONLY
   - offline_pot.tke.k8s
