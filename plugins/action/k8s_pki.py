@@ -14,6 +14,7 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import read_tree, write_pki_file
 
+
 def summary(files: dict, name: str, now) -> str:
     cert = k8s_pki.load_cert(files.get(f"{name}.crt"))
     if cert is None:

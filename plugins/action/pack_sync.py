@@ -20,17 +20,17 @@ class ActionModule(ActionModuleBase):
     _requires_connection = True
     ARGUMENT_SPEC = pm.SYNC_ARGS
 
-    def run_action(self, a, result, task_vars):
+    def run_action(self, args, result, task_vars):
         try:
-            with open(os.path.join(a["src"], pm.MANIFEST_NAME)) as f:
+            with open(os.path.join(args["src"], pm.MANIFEST_NAME)) as f:
                 manifest = json.load(f)
         except (OSError, ValueError) as e:
-            raise AnsibleActionFail(f"cannot read the pack manifest in {a['src']}: {e}") from e
-        prefix = a["prefix"].strip("/")
-        files = pm.select(manifest, prefix, a["include"], a["exclude"])
+            raise AnsibleActionFail(f"cannot read the pack manifest in {args['src']}: {e}") from e
+        prefix = args["prefix"].strip("/")
+        files = pm.select(manifest, prefix, args["include"], args["exclude"])
         # the task's own options go along (the module declares them too), plus the selection
-        mod_args = dict(a, files=files,
-                        install=[{"path": e["path"], "install": e["install"]} for e in a["install"]])
+        mod_args = dict(args, files=files,
+                        install=[{"path": e["path"], "install": e["install"]} for e in args["install"]])
         first = self._execute_module("offline_pot.tke.pack_sync", module_args=mod_args,
                                      task_vars=task_vars)
         if first.get("failed") or not first.get("need") or self._task.check_mode:
@@ -39,7 +39,7 @@ class ActionModule(ActionModuleBase):
             return result
 
         need = first["need"]
-        base = os.path.join(a["src"], prefix) if prefix else a["src"]
+        base = os.path.join(args["src"], prefix) if prefix else args["src"]
         remote_tmp = self._connection._shell.tmpdir or self._make_tmp_path()
         with tempfile.TemporaryDirectory(prefix="tke-pack-sync-") as ltmp:
             local = os.path.join(ltmp, "files.tar")

@@ -66,7 +66,8 @@ def atomic_path(path: str, mode: int = 0o644, dir_mode: int | None = None):
 def atomic_writer(path: str, mode: int = 0o644, dir_mode: int | None = None):
     """A binary file object whose content replaces path when the block ends without an exception
     (for streamed writes that check what they wrote: raise in the block to keep the target)."""
-    with atomic_path(path, mode, dir_mode) as tmp, open(tmp, "wb") as fh:
+    # pylint: disable-next=contextmanager-generator-missing-cleanup
+    with atomic_path(path, mode, dir_mode) as tmp, open(tmp, "wb") as fh:  # atomic_path cleans up on any BaseException, GeneratorExit too
         yield fh
         fh.flush()
 

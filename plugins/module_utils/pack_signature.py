@@ -37,7 +37,7 @@ def _crypto():
 
 def sign(manifest: bytes, private_key_pem: bytes) -> bytes:
     """The signature file's content (base64 of the Ed25519 signature, newline)."""
-    _, serialization, ed25519 = _crypto()
+    dummy, serialization, ed25519 = _crypto()
     try:
         key = serialization.load_pem_private_key(private_key_pem, password=None)
     except (ValueError, TypeError) as exc:
@@ -51,7 +51,7 @@ def sign(manifest: bytes, private_key_pem: bytes) -> bytes:
 
 def public_key(pem: str | bytes):
     """The Ed25519 public key of a PEM text; SignatureError naming what is wrong."""
-    _, serialization, ed25519 = _crypto()
+    dummy, serialization, ed25519 = _crypto()
     data = pem.encode() if isinstance(pem, str) else pem
     try:
         key = serialization.load_pem_public_key(data.strip() + b"\n")
@@ -107,7 +107,7 @@ def check_pack(pack_dir: str, public_key_pem: str, allow_unsigned: bool) -> str:
         if allow_unsigned:
             return reason
         raise SignatureError(reason + hint)
-    invalid, _, _ = _crypto()
+    invalid, dummy, dummy = _crypto()
     try:
         sig = base64.b64decode(sig_text.strip(), validate=True)
     except (binascii.Error, ValueError):

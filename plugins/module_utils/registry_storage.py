@@ -131,7 +131,7 @@ def _import_manifest(root: str, layout: Layout, repo: str, desc: dict, acc: dict
         acc["bytes_written"] += put_blob(root, layout, blob["digest"], blob.get("size"))
         acc["image_bytes"] += blob["size"]
         acc["changed"] |= write_if_differs(link_path(root, repo, "layer", blob["digest"]),
-                                            blob["digest"].encode())
+                                           blob["digest"].encode())
 
 
 def import_image(root: str, layout_path: str, repo: str, tag: str) -> dict:

@@ -11,7 +11,6 @@ Unit tests: tests/unit/plugins/plugin_utils/test_tke_config.py.
 from __future__ import annotations
 
 import base64
-import ipaddress
 import json
 
 from ansible.module_utils.parsing.convert_bool import boolean

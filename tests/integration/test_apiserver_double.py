@@ -10,7 +10,6 @@ import json
 import shlex
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
@@ -136,7 +135,11 @@ def test_nodes_registered_not_ready_until_a_cni_config_appears(testhosts, cluste
         code, lst = h1.call("GET", "/api/v1/nodes")
         assert code == 200, lst
         return {n["metadata"]["name"]: n for n in lst["items"]}
-    got = wait_for(lambda: (lambda n: n if set(n) == {"h1", "h2", "h3"} else None)(nodes()))
+
+    def all_three():
+        n = nodes()
+        return n if set(n) == {"h1", "h2", "h3"} else None
+    got = wait_for(all_three)
     assert got, nodes()
     for name, n in got.items():
         r = ready(n)

@@ -286,7 +286,7 @@ def test_renew_restarts_the_api_servers_one_at_a_time(testhosts, site, installed
         w.stop.set()
         w.join()
     print(f"renew: {time.monotonic() - start:.0f} s, {len(w.samples)} samples, "
-          f"{sum(1 for _, ok in w.samples if not ok)} failed, longest gap {w.longest_gap():.2f} s")
+          f"{sum(1 for dummy, ok in w.samples if not ok)} failed, longest gap {w.longest_gap():.2f} s")
     assert run.rc == 0, run.explain()
     # every API server restarted (a new process) with its new certificate
     after = {h: apiserver(th, h) for h in MASTERS}

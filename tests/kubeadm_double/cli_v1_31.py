@@ -16,7 +16,8 @@ Sources (facts read, not code copied):
   report to stderr and returns "preflight checks failed".
 - validation.go of that era: isAllowedFlag also accepts "yes" with --config.
 """
-from cli_v1_30 import (BOOL_FLAGS, GLOBAL, INIT as _INIT, JOIN as _JOIN, JOIN_NO_ARGS, MIX_ALLOWED as _MIX,  # noqa: F401
+# the double's CLI module for v1.31: what v1.30 had unchanged is re-exported from here
+from cli_v1_30 import (BOOL_FLAGS, GLOBAL, INIT as _INIT, JOIN as _JOIN, JOIN_NO_ARGS, MIX_ALLOWED as _MIX,  # noqa: F401 pylint: disable=unused-import
                        TOKEN)
 
 VERSION = "v1.31.1"

@@ -188,7 +188,7 @@ def decode(value, schema, path, struct_name, unknown):
 
 def strict_warning(api, kind, unknown):
     """The text kubeadm's strict verification logs (a warning for init/join) for unknown fields."""
-    group, _, version = api.partition("/")
+    group, dummy, version = api.partition("/")
     fields = ", ".join(f'unknown field "{u}"' for u in unknown)
     return (f'error unmarshaling configuration schema.GroupVersionKind{{Group:"{group}", Version:"{version}", '
             f'Kind:"{kind}"}}: strict decoding error: {fields}')

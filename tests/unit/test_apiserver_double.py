@@ -402,8 +402,8 @@ def test_server_custom_resources(apiserver):
     code, s = call(apiserver, "PATCH", "/apis/crd.projectcalico.org/v1/ippools/p", {},
                    ctype="application/strategic-merge-patch+json")
     assert code == 415
-    code, _ = call(apiserver, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                        "ippools.crd.projectcalico.org")
+    code, dummy = call(apiserver, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                                            "ippools.crd.projectcalico.org")
     assert call(apiserver, "GET", "/apis/crd.projectcalico.org/v1")[0] == 404
 
 
@@ -417,7 +417,9 @@ def test_kubelet_registers_and_posts_ready_by_the_cni_rule(apiserver, tmp_path):
     from apiserver_double import kubelet_node
     import yaml
     pki = apiserver["pki"]
-    b64 = lambda p: base64.b64encode(p.read_bytes()).decode()  # noqa: E731
+
+    def b64(p):
+        return base64.b64encode(p.read_bytes()).decode()
     kc = tmp_path / "kubelet.conf"
     kc.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config",
                                   "clusters": [{"name": "k", "cluster": {"server": apiserver["url"],
@@ -427,10 +429,11 @@ def test_kubelet_registers_and_posts_ready_by_the_cni_rule(apiserver, tmp_path):
     cni = tmp_path / "net.d"
     cni.mkdir()
     logs = []
+    calls = []
 
-    def once(n=[0]):
-        n[0] += 1
-        return n[0] > 1
+    def once():
+        calls.append(1)
+        return len(calls) > 1
     flags = {"kubeconfig": str(kc), "hostname-override": "n1", "node-ip": "10.0.0.1"}
     kubelet_node.run(flags, {"maxPods": 50}, "v1.30.4", logs.append, str(cni), stop=once, tick=0.01)
     code, n = call(apiserver, "GET", "/api/v1/nodes/n1")

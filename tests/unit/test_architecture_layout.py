@@ -33,7 +33,7 @@ def _names(text):
 
 @pytest.mark.parametrize("folder,suffix", [("roles/", ""), ("playbooks/", ".yml")])
 def test_roles_and_playbooks_match_the_folders(folder, suffix):
-    _, entries = layout()
+    dummy, entries = layout()
     present, planned = _names(entries[folder])
     on_disk = {p.name[:-len(suffix)] if suffix else p.name for p in (TOP / folder).iterdir()
                if (p.name.endswith(suffix) if suffix else p.is_dir())}
@@ -53,7 +53,7 @@ def test_every_top_level_folder_and_plugin_folder_is_listed():
 
 
 def test_every_plugin_utils_module_is_named():
-    _, entries = layout()
+    dummy, entries = layout()
     for p in (TOP / "plugins" / "plugin_utils").iterdir():
         name = p.stem if p.suffix == ".py" else p.name
         if name.startswith("_") or name == "__pycache__":

@@ -8,7 +8,6 @@ names the sources and revisions."""
 import copy
 import importlib.machinery
 import importlib.util
-import json
 import socket
 import sys
 from pathlib import Path
@@ -336,7 +335,7 @@ def test_join_preflight_refuses_a_bootstrap_kubeconfig_and_a_ca_already_there(jo
     assert f"\t[ERROR FileAvailable-{k8s}-pki-ca.crt]: {tmp_path}/k8s/pki/ca.crt already exists" in text
     # named checks are ignored case-insensitively (their errors become warnings), 'all' ignores all
     double.join_preflight(join, {"name": "localhost"}, {f"fileavailable-{k8s}-bootstrap-kubelet.conf",
-                                                         f"fileavailable-{k8s}-pki-ca.crt"})
+                                                        f"fileavailable-{k8s}-pki-ca.crt"})
     double.join_preflight(join, {"name": "localhost"}, {"all"})
 
 

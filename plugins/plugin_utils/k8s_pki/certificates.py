@@ -34,6 +34,7 @@ def require_cryptography() -> None:
         raise ImportError("the Python package cryptography is needed on the controller for the PKI "
                           f"(pip install -r requirements.txt, or the site pack's bootstrap): {CRYPTOGRAPHY_IMPORT_ERROR}")
 
+
 BACKDATE = datetime.timedelta(minutes=5)   # tolerate a little clock skew between hosts
 
 

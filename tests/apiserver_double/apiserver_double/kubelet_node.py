@@ -137,8 +137,8 @@ def parse_labels(s):
 def parse_taints(s):
     out = []
     for t in [x for x in (s or "").split(",") if x]:
-        kv, _, effect = t.partition(":")
-        k, _, v = kv.partition("=")
+        kv, dummy, effect = t.partition(":")
+        k, dummy, v = kv.partition("=")
         out.append({"key": k, **({"value": v} if v else {}), "effect": effect})
     return out
 

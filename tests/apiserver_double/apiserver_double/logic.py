@@ -83,7 +83,7 @@ def forbidden(user, verb, res_plural, group, name=None, ns=None, sub=None):
 
 def invalid(res, name, causes):
     """causes: [(field, reason, message)]; message as NewInvalid builds it."""
-    msgs = [f"{f}: {m}" if f else m for f, _, m in causes]
+    msgs = [f"{f}: {m}" if f else m for f, dummy, m in causes]
     joined = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
     d = {"name": name, "kind": res.kind, "causes": [{"reason": r, "message": m, "field": f} for f, r, m in causes]}
     if res.group:

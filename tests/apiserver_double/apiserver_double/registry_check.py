@@ -67,7 +67,7 @@ class ImageChecker:
         url = f"https://{host}/v2/{repo}/manifests/{tag}"
         ctx, creds = self._ctx(host), self._auth(host)
         headers = {"Accept": ACCEPT}
-        for _ in range(2):
+        for dummy in range(2):
             req = urllib.request.Request(url, method="HEAD", headers=headers)
             try:
                 with urllib.request.urlopen(req, context=ctx, timeout=5) as r:

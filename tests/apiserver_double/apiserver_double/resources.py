@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-NS_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+NS_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,8 @@ class Api:
 
     def crd_resources(self, fresh=False):
         if fresh or time.monotonic() - self._crds_at > 2:
-            crds, _ = self.store.list(self.key(CRD_RES, None))
-            self._crds = [r for obj, _ in crds for r in resources.crd_resources(obj)]
+            crds, dummy = self.store.list(self.key(CRD_RES, None))
+            self._crds = [r for obj, dummy in crds for r in resources.crd_resources(obj)]
             self._crds_at = time.monotonic()
         return self._crds
 
@@ -123,7 +123,7 @@ class Api:
             if not authorization.startswith("Bearer "):
                 raise ApiError(401, "Unauthorized")
             tok = authorization[7:].strip()
-            tid, _, secret = tok.partition(".")
+            tid, dummy, secret = tok.partition(".")
             found = self.store.get(self.key(SECRET_RES, "kube-system", f"bootstrap-token-{tid}")) if tid else None
             data = {k: base64.b64decode(v).decode() for k, v in ((found[0].get("data") or {}) if found else {}).items()}
             if not found or data.get("token-secret") != secret or data.get("usage-bootstrap-authentication") != "true" \
@@ -209,7 +209,7 @@ class Api:
         obj = copy.deepcopy(obj)
         obj.setdefault("metadata", {})["resourceVersion"] = str(rev)
         if obj.get("kind") in WORKLOADS and self.images is not None and res.group == "apps":
-            nodes = [o for o, _ in self.store.list(self.key(NODE_RES, None))[0]]
+            nodes = [o for o, dummy in self.store.list(self.key(NODE_RES, None))[0]]
             obj["status"] = logic.workload_status(obj, nodes, self.images.exists)
         if in_list and not res.crd:
             obj.pop("kind", None), obj.pop("apiVersion", None)
@@ -297,7 +297,7 @@ class Api:
     def update(self, res, ns, name, obj, sub=None, dry=False, fv="Strict", patcher=None):
         """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status."""
         self.check_namespace(res, ns)
-        for _ in range(5):
+        for dummy in range(5):
             got = self.store.get(self.key(res, ns, name))
             if not got:
                 raise logic.not_found(res, name)
@@ -341,7 +341,7 @@ class Api:
         got = self.store.get(self.key(res, ns, name))
         if not got:
             raise logic.not_found(res, name)
-        obj, _ = got
+        obj, dummy = got
         if not dry:
             if not self.store.delete(self.key(res, ns, name)):
                 raise logic.not_found(res, name)
@@ -406,7 +406,7 @@ class Api:
             self._upsert(CM_RES, ns, {"apiVersion": "v1", "kind": "ConfigMap",
                                       "metadata": {"name": name, "namespace": ns}, "data": data})
         for tok, t in (st.get("tokens") or {}).items():
-            tid, _, secret = tok.partition(".")
+            tid, dummy, secret = tok.partition(".")
             data = {"token-id": tid, "token-secret": secret, "description": t.get("description") or "",
                     "auth-extra-groups": ",".join(t.get("groups") or [])}
             if t.get("expires"):
@@ -430,7 +430,7 @@ class Api:
     def apply_marks(self, node):
         """kubeadm's mark-control-plane (labels and taints) on the Node, once it is registered; retried
         on a conflict (the kubelet's heartbeats write the same Node), as kubeadm's patch is."""
-        for _ in range(10):
+        for dummy in range(10):
             mark = self.store.get(f"/registry/double/control-plane-marks/{node}")
             got = self.store.get(self.key(NODE_RES, None, node))
             if not mark or not got:
@@ -522,7 +522,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 self.headers.get("Authorization"))
         if path in PUBLIC_PATHS or path.startswith(("/healthz/", "/readyz/", "/livez/")):
             if self.command != "GET":
-                raise ApiError(405, f"the server does not allow this method on the requested resource", "MethodNotAllowed")
+                raise ApiError(405, "the server does not allow this method on the requested resource", "MethodNotAllowed")
             return ("json", 200, api.version_info()) if path == "/version" else ("text", 200, "ok")
         if user.name == "system:anonymous" and parse_path(path) is None:
             # discovery is for system:authenticated (the system:discovery ClusterRoleBinding)
@@ -585,7 +585,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if name:
                 raise ApiError(405, "the server does not allow this method on the requested resource",
                                "MethodNotAllowed", {})
-            obj, _ = self.body()
+            obj, dummy = self.body()
             want = (obj.get("metadata") or {}).get("name") if isinstance(obj, dict) else None
             if res.plural == "nodes" and user.node is not None and want != user.node:
                 # the NodeRestriction admission plugin (plugin/pkg/admission/noderestriction)
@@ -593,7 +593,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                     f'node "{want}"', "Forbidden", {"name": want, "kind": "nodes"})
             return "json", 201, api.create(res, ns, obj, dry, fv)
         if verb == "update":
-            obj, _ = self.body()
+            obj, dummy = self.body()
             return "json", 200, api.update(res, ns, name, obj, sub, dry, fv)
         if verb == "patch":
             patch, ctype = self.body()

@@ -37,7 +37,7 @@ class EtcdStore:
     def _run(self, args, stdin=None):
         try:
             r = subprocess.run(self.base + args, input=stdin, capture_output=True, text=True, timeout=30,
-                               env=dict(os.environ, ETCDCTL_API="3"))
+                               env=dict(os.environ, ETCDCTL_API="3"), check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise StoreUnavailable(f"etcd {self.endpoints}: {e}") from None
         if r.returncode != 0:

@@ -82,9 +82,8 @@ def test_bad_arguments_fail_naming_the_option():
 
 
 def test_arguments_are_converted_and_completed_with_fresh_defaults():
-    args = _validate("k8s_pki", {"pki_dir": "~/pki", "cluster": {"masters": [{"name": "m"}], "api_port": "7443",
-                                                                  "control_plane_endpoint": "api.tke.com:6443"},
-                                 "force": "ca, apiserver"})
+    cluster = {"masters": [{"name": "m"}], "api_port": "7443", "control_plane_endpoint": "api.tke.com:6443"}
+    args = _validate("k8s_pki", {"pki_dir": "~/pki", "cluster": cluster, "force": "ca, apiserver"})
     assert args["cluster"]["api_port"] == 7443 and args["cluster"]["key_type"] == "rsa"
     assert args["force"] == ["ca", " apiserver"] and not args["pki_dir"].startswith("~")  # k8s_pki strips
     args["cluster"]["nodes"].append({"name": "n"})

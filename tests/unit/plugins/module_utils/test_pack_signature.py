@@ -53,8 +53,8 @@ def test_a_file_rewritten_with_its_manifest_entry_edited_is_refused(tmp_path):
 
 
 def test_another_key_unsigned_and_no_public_key(tmp_path):
-    key, _ = keypair(tmp_path)
-    _, other = keypair(tmp_path, "other")
+    key, dummy = keypair(tmp_path)
+    dummy, other = keypair(tmp_path, "other")
     d = pack(tmp_path)
     with pytest.raises(ps.SignatureError, match="is not signed .*tke_site_pack_allow_unsigned"):
         ps.check_pack(str(d), other, False)

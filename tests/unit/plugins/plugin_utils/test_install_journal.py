@@ -188,5 +188,5 @@ def test_the_readme_phase_table_is_the_phase_list():
     import re
     readme = (j.COLLECTION_ROOT / "README.md").read_text()
     rows = re.findall(r"^\| (\d+) \| (\w+) \|", readme, re.M)
-    assert [tag for _, tag in rows] == list(j.USER_PHASES)
-    assert [int(n) for n, _ in rows] == list(range(1, len(j.USER_PHASES) + 1))
+    assert [tag for dummy, tag in rows] == list(j.USER_PHASES)
+    assert [int(n) for n, dummy in rows] == list(range(1, len(j.USER_PHASES) + 1))

@@ -63,7 +63,7 @@ def render_sample(sample):
 
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_sample_tke_json_passes_tkes_validation(sample):
-    data, _ = render_sample(sample)
+    data, dummy = render_sample(sample)
     assert r.check(data) == []
     spec = data["cluster"]["spec"]
     assert "maxClusterServiceNum" not in spec["properties"] and spec["serviceCIDR"]

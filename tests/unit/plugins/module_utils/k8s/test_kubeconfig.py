@@ -55,7 +55,7 @@ def test_connection_of_the_current_context_with_inline_keys():
 
 def test_json_kubeconfig_with_files_relative_to_its_directory(tmp_path):
     doc = {"clusters": [{"name": "c", "cluster": {"server": "https://10.0.0.1:6443/",
-                                                   "certificate-authority": "pki/ca.crt"}}],
+                                                  "certificate-authority": "pki/ca.crt"}}],
            "users": [{"name": "u", "user": {"token": "abc"}}],
            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}},
                         {"name": "other", "context": {"cluster": "c"}}],

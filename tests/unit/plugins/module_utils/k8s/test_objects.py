@@ -34,7 +34,7 @@ def test_is_subset(desired, live, expected):
 
 def test_unchanged_when_live_has_only_server_additions():
     desired = cm({"net-conf.json": "{}"})
-    differs, _ = objects.needs_update(desired, live_of(desired, status={"x": 1}))
+    differs, dummy = objects.needs_update(desired, live_of(desired, status={"x": 1}))
     assert not differs
 
 
