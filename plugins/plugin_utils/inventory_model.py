@@ -53,10 +53,17 @@ def tke_setting(name, value):
     return typed({name: value}, role_specs().get("tke", {}))[name]
 
 
+# Settings the tke role derives per host from the others (roles/tke/defaults/main.yml, "Derived
+# settings"): no input of the model. Templated here they would fail on the very inputs the rules
+# report (a VIP that is no address, no master at all) before the rules could name them.
+DERIVED_SETTINGS = frozenset({"tke_node_address", "tke_vip_sans", "tke_vrrp_router_id", "tke_api_address"})
+
+
 def cluster_settings(task_vars, templar):
     """Every tke_* variable the play sees (role defaults of offline_pot.tke.tke plus the
-    inventory and the extra variables), templated and typed by the tke role's argument spec."""
-    names = sorted(k for k in task_vars if k.startswith("tke_"))
+    inventory and the extra variables), templated and typed by the tke role's argument spec;
+    not the derived ones."""
+    names = sorted(k for k in task_vars if k.startswith("tke_") and k not in DERIVED_SETTINGS)
     return typed({k: templar.template(task_vars[k]) for k in names}, role_specs().get("tke", {}))
 
 
