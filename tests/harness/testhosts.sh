@@ -249,10 +249,24 @@ down() {
     w=$(cat "$d/pid" 2>/dev/null || true)
     if [ -n "$w" ] && kill -0 "$w" 2>/dev/null; then
       # the launcher loop is ours (its PID file); stop it first so it does not restart nspawn
-      for c in $(pgrep -P "$w" -x systemd-nspawn || true); do kill -STOP "$w" 2>/dev/null || true; kill "$c" 2>/dev/null || true; done
+      c=$(pgrep -P "$w" -x systemd-nspawn || true)
+      for g in $c; do kill -STOP "$w" 2>/dev/null || true; kill "$g" 2>/dev/null || true; done
       kill -CONT "$w" 2>/dev/null || true
       for i in $(seq 150); do kill -0 "$w" 2>/dev/null || break; sleep 0.2; done
       kill -9 "$w" 2>/dev/null || true
+      # a guest whose shutdown hangs (a unit's stop job waiting out its 90 s) is killed, every
+      # process of the host's cgroups (killing nspawn alone leaves the guest running): nspawn still
+      # running would hold the machine's directory, and the next `up` of the host would fail
+      # ("Directory tree ... is currently busy") and leave it down
+      for g in $c; do
+        kill -0 "$g" 2>/dev/null || continue
+        for i in 1 2 3; do
+          # shellcheck disable=SC2046  # one PID a word
+          kill -9 $(find $(cat "$d/cgroups") -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u) 2>/dev/null || true
+          sleep 0.5
+        done
+        for i in $(seq 100); do kill -0 "$g" 2>/dev/null || break; sleep 0.1; done
+      done
     fi
     mountpoint -q "$d/merged" && umount "$d/merged" 2>/dev/null || umount -l "$d/merged" 2>/dev/null || true
     if [ -f "$d/cgroups" ]; then
