@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
 from harness import fixture_pack
 from harness.certs import registry_tls
@@ -18,8 +19,9 @@ def test_controller_without_network_installs_the_site_from_the_pack(testhosts, t
     spec = yaml.safe_load(fixture_pack.build_inputs(tmp_path / "inputs", Path(testhosts.info["TH_REPO"])).read_text())
     spec["controller"] = {"python": ["3.11"], "platform": fixture_pack.CONTROLLER_PLATFORMS, "requirements": str(TOP / "requirements.txt"),
                           "collection": str(TOP)}
+    # signed with the test site owner's key, as every fixture pack (the inventory carries its public key)
     b.Builder(spec, str(tmp_path / "out"), str(tmp_path / "cache"), fixture_pack.run_cmd, fixture_pack.venv_which,
-              archive=False).build()
+              archive=False, sign=lambda stage: pack_signature.sign_pack(stage, str(fixture_pack.signing_key()))).build()
     pack = tmp_path / "out" / "fixture-1.0.0"
 
     # what the controller host h1 gets: the pack, the SSH key of the site, the inventory, the registry CA

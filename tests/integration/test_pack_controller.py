@@ -90,11 +90,12 @@ def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
     out = tmp_path / "out"
     build = run_playbook(TOP / "playbooks" / "site_pack.yml", local, "-e", f"pack_spec={spec_file}",
-                         "-e", f"pack_output_dir={out}")
+                         "-e", f"pack_output_dir={out}", "-e", f"pack_signing_key={fixture_pack.signing_key()}")
     assert build.rc == 0, build.explain()
     (archive,) = [p for p in out.iterdir() if p.name in ("tke-site-2026.11.1.tar.zst", "tke-site-2026.11.1.tar.gz")]
     verify = subprocess.run([ansible_bin("ansible"), "localhost", "-i", str(local), "-m", "offline_pot.tke.site_pack_verify",
-                             "-a", f"pack={archive} unpack_dir={tmp_path / 'unpacked'}"],
+                             "-a", json.dumps({"pack": str(archive), "unpack_dir": str(tmp_path / "unpacked"),
+                                               "pubkey": fixture_pack.public_key_pem()})],
                             cwd=TOP, capture_output=True, text=True, check=False)
     # the archive is unpacked (changed) and every file checked against the manifest
     assert verify.returncode == 0 and "localhost | CHANGED" in verify.stdout, verify.stdout + verify.stderr

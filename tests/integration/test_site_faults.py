@@ -93,7 +93,8 @@ def site_secrets(th, site) -> dict[str, str]:
             lines = pem_lines(th.ssh(h, f"cat {path}").stdout)
             if lines:
                 out[f"{h}:{path}"] = lines[len(lines) // 2]
-    token = re.search(r"token: ['\"]?([a-z0-9]{6}\.[a-z0-9]{16})", th.ssh("h2", "cat /etc/kubernetes/kubeadm-join.yaml").stdout)
+    # (the collection writes kubeadm's configurations as JSON documents: "token": "...")
+    token = re.search(r"token['\"]?:\s*['\"]?([a-z0-9]{6}\.[a-z0-9]{16})", th.ssh("h2", "cat /etc/kubernetes/kubeadm-join.yaml").stdout)
     assert token, "no bootstrap token in h2's JoinConfiguration"
     out["bootstrap token"] = token.group(1)
     out["bootstrap token secret"] = token.group(1).split(".")[1]
