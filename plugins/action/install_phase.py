@@ -13,6 +13,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import (
     read_text, sync_tke_json_step, tree_digest, utc_now, write_private)
@@ -47,8 +48,8 @@ class ActionModule(ActionModuleBase):
             journal = ij.load(read_text(path))
         except ValueError as exc:
             raise AnsibleActionFail(f"{path}: {exc}" if "journal" in str(exc) else str(exc))
-        resume = args.get("resume", var("tke_resume", True))
-        resume = resume if isinstance(resume, bool) else str(resume).lower() in ("1", "true", "yes")
+        # -e tke_resume=false is a string: typed by the tke role's spec, as install_hook does
+        resume = args.get("resume", inventory_model.tke_setting("tke_resume", var("tke_resume", True)))
 
         hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
         number, total = ij.phase_number(phase)
