@@ -517,13 +517,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         q = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
         path = url.path.rstrip("/") or "/"
-        api.sync_kubeadm_state()
-        user = api.authenticate(self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None,
-                                self.headers.get("Authorization"))
         if path in PUBLIC_PATHS or path.startswith(("/healthz/", "/readyz/", "/livez/")):
+            # answered before the kubeadm state sync below, which writes to etcd under a lock and
+            # can take seconds on a loaded host: a health probe (keepalived's, with its 0.5 s
+            # timeout) must not wait behind it, as a real API server's /healthz waits behind no write
             if self.command != "GET":
                 raise ApiError(405, "the server does not allow this method on the requested resource", "MethodNotAllowed")
             return ("json", 200, api.version_info()) if path == "/version" else ("text", 200, "ok")
+        api.sync_kubeadm_state()
+        user = api.authenticate(self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None,
+                                self.headers.get("Authorization"))
         if user.name == "system:anonymous" and parse_path(path) is None:
             # discovery is for system:authenticated (the system:discovery ClusterRoleBinding)
             raise ApiError(403, f'forbidden: User "system:anonymous" cannot {self.command.lower()} path "{path}"',
