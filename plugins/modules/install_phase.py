@@ -23,9 +23,13 @@ description:
   - The phases, their roles and how they resume are the entries of C(playbooks/install.yml).
   - With I(state=done) it records the phase done on the given hosts, with the time it took, and
     returns the fingerprints for the hosts to record.
+  - With I(state=forget) (a reset, C(playbooks/reset.yml)) the journal forgets the given hosts in every
+    phase (no host left in any phase - a whole site reset - empties it, hooks included) and C(tke.json)'s
+    C(step) follows; this reports C(changed) when the journal had the hosts, and shows the journal
+    before and after with C(--diff).
   - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
-    journal is bookkeeping on the controller, so the task never reports C(changed). In check mode
-    nothing is written.
+    journal is bookkeeping on the controller, so I(state=start) and I(state=done) never report
+    C(changed). In check mode nothing is written.
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
@@ -33,13 +37,12 @@ extends_documentation_fragment:
   - offline_pot.tke.attributes.ACTION
 options:
   phase:
-    description: Name of the phase (one of the phases of install.yml).
+    description: Name of the phase (one of the phases of install.yml). Required unless I(state=forget).
     type: str
-    required: true
   state:
-    description: C(start) decides which hosts run the phase; C(done) records it.
+    description: C(start) decides which hosts run the phase; C(done) records it; C(forget) removes hosts from the journal.
     type: str
-    choices: [start, done]
+    choices: [start, done, forget]
     required: true
   journal:
     description: Path of the journal. Defaults to C(<tke_state_dir>/journal.json).
@@ -84,6 +87,11 @@ banner:
   description: One line saying the phase's number, name, hosts and (state=done) how long it took.
   returned: always
   type: str
+forgotten:
+  description: The hosts the journal had and forgot.
+  returned: state=forget
+  type: list
+  elements: str
 fingerprints:
   description: Host -> the fingerprint the phase is recorded with (each host records it too).
   returned: state=done
