@@ -68,6 +68,17 @@ def test_refused_without_confirmation_touches_nothing(testhosts, site):
     assert th.ssh("h3", "systemctl is-active kubelet containerd").stdout.split() == ["active"] * 2
 
 
+def test_check_mode_shows_what_goes_and_touches_nothing(testhosts, site):
+    th = testhosts
+    before = th.ssh("h3", "find /etc/kubernetes /etc/containerd /var/lib/offline-pot -type f | sort").stdout
+    run = run_playbook(RESET, site["inv"], *CONFIRM, "--limit", "h3", "--check", "--diff")
+    assert run.rc == 0 and run.changed_hosts().get("h3"), run.explain()
+    assert "path /etc/systemd/system/containerd.service" in run.output and "service kubelet" in run.output
+    assert th.ssh("h3", "find /etc/kubernetes /etc/containerd /var/lib/offline-pot -type f | sort").stdout == before
+    assert th.ssh("h3", "systemctl is-active kubelet containerd").stdout.split() == ["active"] * 2
+    assert any("h3" in hosts for hosts in journal(site)["phases"].values())
+
+
 def test_reset_one_worker(testhosts, site):
     th = testhosts
     before = {h: th.ssh(h, "find /etc/kubernetes /etc/containerd -type f | sort | xargs sha256sum").stdout
