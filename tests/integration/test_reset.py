@@ -143,5 +143,3 @@ def test_fresh_install_after_reset(testhosts, site, installed):
     assert th.ssh("h3", "systemctl is-active containerd kubelet").stdout.split() == ["active"] * 2
     rerun = run_playbook(INSTALL, site["inv"])
     assert rerun.rc == 0 and rerun.changed_hosts() == {}, rerun.explain()
-
-
