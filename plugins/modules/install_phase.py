@@ -23,6 +23,9 @@ description:
   - The phases, their roles and how they resume are the entries of C(playbooks/install.yml).
   - With I(state=done) it records the phase done on the given hosts, with the time it took, and
     returns the fingerprints for the hosts to record.
+  - Hosts new to a phase that runs together (added to the inventory) do not bring along the hosts that
+    have it done with unchanged inputs; the banner says why each host runs (new, reinstalled, its
+    configuration names an added or removed host, inputs changed, runs together with ...).
   - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
     journal is bookkeeping on the controller, so the task never reports C(changed). In check mode
     nothing is written.
