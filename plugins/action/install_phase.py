@@ -22,8 +22,8 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import
 class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
     ARGUMENT_SPEC = dict(
-        phase=dict(type="str", required=True),
-        state=dict(type="str", choices=["start", "done"], required=True),
+        phase=dict(type="str"),
+        state=dict(type="str", choices=["start", "done", "forget"], required=True),
         journal=dict(type="path"),
         force=dict(type="raw"),
         skip=dict(type="raw"),
@@ -33,7 +33,9 @@ class ActionModule(ActionModuleBase):
 
     def run_action(self, args, result, task_vars):
         args = {k: v for k, v in args.items() if v is not None}  # options not given fall back to variables
-        phase, state = args["phase"], args["state"]
+        phase, state = args.get("phase"), args["state"]
+        if state == "forget":
+            return self._forget(args, result, task_vars)
         if phase not in ij.PHASE_NAMES:
             raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
 
@@ -92,6 +94,27 @@ class ActionModule(ActionModuleBase):
             if state == "done":
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
         result.update(changed=False, step=journal.get("step", 0), journal=path)
+        return result
+
+    def _forget(self, args, result, task_vars):
+        """A reset: the journal forgets the hosts, tke.json's step follows; changed when the
+        journal had them (a second reset changes nothing)."""
+        state_dir = to_text(self._templar.template(task_vars.get("tke_state_dir")))
+        path = args.get("journal") or os.path.join(state_dir, "journal.json")
+        hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
+        try:
+            journal = ij.load(read_text(path))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{path}: {exc}")
+        new, had = ij.forget(journal, hosts)
+        changed = new != journal
+        if changed and not self._task.check_mode:
+            write_private(path, ij.dump(new))
+            sync_tke_json_step(os.path.dirname(path), new.get("step", 0))
+        result.update(changed=changed, forgotten=had, step=new.get("step", 0), journal=path,
+                      banner=f"journal: forgot {', '.join(had) or 'no host'} (step {new.get('step', 0)})")
+        if self._diff:
+            result["diff"] = dict(before=ij.dump(journal), after=ij.dump(new), before_header=path, after_header=path)
         return result
 
     def _host_reads(self, hosts, task_vars):

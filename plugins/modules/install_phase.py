@@ -26,9 +26,13 @@ description:
   - Hosts new to a phase that runs together (added to the inventory) do not bring along the hosts that
     have it done with unchanged inputs; the banner says why each host runs (new, reinstalled, its
     configuration names an added or removed host, inputs changed, runs together with ...).
+  - With I(state=forget) (a reset, C(playbooks/reset.yml)) the journal forgets the given hosts in every
+    phase (no host left in any phase - a whole site reset - empties it, hooks included) and C(tke.json)'s
+    C(step) follows; this reports C(changed) when the journal had the hosts, and shows the journal
+    before and after with C(--diff).
   - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
-    journal is bookkeeping on the controller, so the task never reports C(changed). In check mode
-    nothing is written.
+    journal is bookkeeping on the controller, so I(state=start) and I(state=done) never report
+    C(changed). In check mode nothing is written.
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
@@ -36,13 +40,12 @@ extends_documentation_fragment:
   - offline_pot.tke.attributes.ACTION
 options:
   phase:
-    description: Name of the phase (one of the phases of install.yml).
+    description: Name of the phase (one of the phases of install.yml). Required unless I(state=forget).
     type: str
-    required: true
   state:
-    description: C(start) decides which hosts run the phase; C(done) records it.
+    description: C(start) decides which hosts run the phase; C(done) records it; C(forget) removes hosts from the journal.
     type: str
-    choices: [start, done]
+    choices: [start, done, forget]
     required: true
   journal:
     description: Path of the journal. Defaults to C(<tke_state_dir>/journal.json).
@@ -87,6 +90,11 @@ banner:
   description: One line saying the phase's number, name, hosts and (state=done) how long it took.
   returned: always
   type: str
+forgotten:
+  description: The hosts the journal had and forgot.
+  returned: state=forget
+  type: list
+  elements: str
 fingerprints:
   description: Host -> the fingerprint the phase is recorded with (each host records it too).
   returned: state=done

@@ -290,6 +290,29 @@ def record(journal, phase, fingerprints, now, machines=None, names=None):
     return new
 
 
+def forget(journal, hosts):
+    """The journal without these hosts (a reset): their entries leave every phase, a phase left
+    without hosts leaves the journal, and when no host is left in any phase the hooks' entries go
+    too (the site starts again from nothing). The step follows. Returns (journal, the hosts it
+    had) (the input is not changed)."""
+    new, hosts, had = json.loads(json.dumps(journal)), set(hosts), set()
+    phases = new.setdefault("phases", {})
+    for name in list(phases):
+        gone = hosts & set(phases[name])
+        had |= gone
+        for host in gone:
+            del phases[name][host]
+        if not phases[name]:
+            del phases[name]
+    if not any(not name.startswith("hook:") for name in phases):
+        phases.clear()
+    for name in list(new.get("running", {})):
+        if hosts & set(new["running"][name].get("fingerprints", {})):
+            del new["running"][name]
+    new["step"] = step(new)
+    return new, sorted(had)
+
+
 def step(journal):
     """TKE's `step`: how far the install got - the position of the furthest phase done (0: none).
 

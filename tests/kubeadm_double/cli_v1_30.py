@@ -119,3 +119,29 @@ MIN_CONTROL_PLANE = (1, 29)
 FEATURE_GATES = {"RootlessControlPlane", "EtcdLearnerMode", "WaitForAllControlPlaneComponents"}
 # preflight.RunChecks' failure: v1.30 returns the whole report as the error (preflight.Error)
 PREFLIGHT_REPORT_IN_ERROR = True
+
+# ---------------------------------------------------------------- reset (kubeadm reset; its own block)
+# Sources: cmd/kubeadm/app/cmd/phases/reset/{preflight,removeetcdmember,cleanupnode}.go (each phase's
+# Name, Aliases and InheritFlags: preflight [ignore-preflight-errors, force, dry-run] alias
+# pre-flight; remove-etcd-member [kubeconfig, dry-run]; cleanup-node [cert-dir, cri-socket,
+# cleanup-tmp-dir, dry-run] alias cleanupnode) and the reference page "kubeadm reset" of that era
+# (the command's flags: cert-dir, cleanup-tmp-dir, config, cri-socket, dry-run, -f/--force,
+# ignore-preflight-errors, kubeconfig, skip-phases; phases preflight, remove-etcd-member,
+# cleanup-node: update-cluster-status is gone). --config takes a ResetConfiguration, a kind of
+# kubeadm.k8s.io/v1beta4 only: v1.30 does not decode v1beta4 (KUBEADM_APIS), so a 1.30 reset
+# with --config is refused at decoding, as the real one refuses the kind.
+RESET_PHASES = ("preflight", "remove-etcd-member", "cleanup-node")
+RESET_ALIASES = {"pre-flight": "preflight", "cleanupnode": "cleanup-node"}
+RESET = {
+    "": {"cert-dir", "cleanup-tmp-dir", "config", "cri-socket", "dry-run", "force", "ignore-preflight-errors",
+         "kubeconfig", "skip-phases"},
+    "preflight": {"force", "ignore-preflight-errors", "dry-run"},
+    "remove-etcd-member": {"kubeconfig", "dry-run"},
+    "cleanup-node": {"cert-dir", "cri-socket", "cleanup-tmp-dir", "dry-run"},
+}
+# the kubeconfigs cleanup-node deletes (resetConfigDir's filesToClean; super-admin.conf since v1.29,
+# when kubeadm started writing it)
+RESET_KUBECONFIGS = ("admin.conf", "super-admin.conf", "kubelet.conf", "bootstrap-kubelet.conf",
+                     "controller-manager.conf", "scheduler.conf")
+BOOL_FLAGS = BOOL_FLAGS | {"force", "cleanup-tmp-dir"}
+# ---------------------------------------------------------------- end of reset

@@ -30,3 +30,9 @@ MIN_CONTROL_PLANE = (1, 30)
 FEATURE_GATES = {"RootlessControlPlane", "EtcdLearnerMode", "WaitForAllControlPlaneComponents",
                  "ControlPlaneKubeletLocalMode"}
 PREFLIGHT_REPORT_IN_ERROR = False
+
+# ---------------------------------------------------------------- reset: as v1.30 (its own block)
+# the same phases and flags (reference page "kubeadm reset" for v1.31); --config now decodes, as
+# v1beta4's ResetConfiguration (kubeadm_types.py) is served
+from cli_v1_30 import RESET, RESET_ALIASES, RESET_KUBECONFIGS, RESET_PHASES  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
+# ---------------------------------------------------------------- end of reset

@@ -219,3 +219,12 @@ def aggregate(errs):
     """utilerrors.NewAggregate(errs).Error(): one message as is, several as "[a, b]" (duplicates once)."""
     seen = list(dict.fromkeys(errs))
     return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
+
+# ---------------------------------------------------------------- reset (its own block)
+# v1beta4's ResetConfiguration (cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go of v1.31: cleanupTmpDir,
+# certificatesDir, criSocket, dryRun, force, ignorePreflightErrors, skipPhases, unmountFlags); v1beta3
+# has no such kind.
+TYPES["kubeadm.k8s.io/v1beta4"]["ResetConfiguration"] = struct(
+    "ResetConfiguration", **TYPEMETA, cleanupTmpDir=B, certificatesDir=S, criSocket=S, dryRun=B, force=B,
+    ignorePreflightErrors=L(S), skipPhases=L(S), unmountFlags=L(S))
+# ---------------------------------------------------------------- end of reset

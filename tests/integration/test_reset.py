@@ -1,0 +1,138 @@
+"""playbooks/reset.yml on three real hosts with the HA keepalived inventory (h1, h2 masters holding
+the VIP with keepalived, h3 a worker, external etcd and the registry on h1): refused without the
+confirmation (nothing touched); one worker reset with --limit (the others untouched); the whole
+site reset (services, files, the VIP, netfilter and the controller's journal checked on the hosts
+and the controller); each reset again changes nothing; then a fresh install on the same hosts
+works and a re-run changes nothing. Last, an install stopped after the etcd phase (as a failed
+install leaves a site) is reset clean.
+
+kubeadm and kubelet are the test doubles (tests/kubeadm_double), as in test_install_e2e.py; the
+double's `kubeadm reset` removes what the real one removes (its README).
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import fixture_pack, kubeadm_double, sites
+from harness.playbook import TOP, converge_twice, run_playbook
+from harness.sites import vip
+
+INSTALL = TOP / "install.yml"
+RESET = TOP / "playbooks" / "reset.yml"
+CONFIRM = ("-e", "reset_confirm=true")
+SERVICES = ["kubelet", "containerd", "etcd", "keepalived", "tke-registry", "haproxy"]
+# what the install leaves on a host that a reset removes (every host of this site has each one it
+# ran: the check is "none left", on every host)
+PATHS = ["/etc/kubernetes", "/var/lib/kubelet", "/etc/containerd", "/var/lib/containerd", "/etc/cni/net.d",
+         "/etc/etcd", "/var/lib/etcd", "/etc/tke", "/etc/tke-registry", "/etc/keepalived/keepalived.conf",
+         "/etc/systemd/system/kubelet.service", "/etc/systemd/system/containerd.service",
+         "/etc/systemd/system/etcd.service", "/etc/systemd/system/tke-registry.service",
+         "/etc/systemd/system/keepalived.service.d", "/etc/crictl.yaml", "/etc/sysctl.d/90-offline-pot-tke.conf",
+         "/etc/modules-load.d/offline-pot-tke.conf", "/var/lib/offline-pot",
+         "/usr/local/share/ca-certificates/tke-registry-ca.crt"]
+
+
+@pytest.fixture(scope="module")
+def site(testhosts, tmp_path_factory):
+    th = testhosts
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    kubeadm_double.install(th)
+    d = tmp_path_factory.mktemp("reset")
+    inv = sites.ha_keepalived(th, d / "hosts.yml", pack)
+    first = run_playbook(INSTALL, inv)
+    assert first.rc == 0, first.explain()
+    return {"inv": inv, "dir": d}
+
+
+def journal(site):
+    return json.loads((site["dir"] / ".tke" / "journal.json").read_text())
+
+
+def left(th, host):
+    """What of the install is still on the host: active or enabled services, paths, our /etc/hosts blocks."""
+    out = th.ssh(host, "for s in " + " ".join(SERVICES) + "; do systemctl is-active -q $s && echo active:$s; "
+                 "systemctl is-enabled -q $s 2>/dev/null && echo enabled:$s; done; "
+                 "for p in " + " ".join(PATHS) + "; do [ -e $p ] && echo path:$p; done; "
+                 "grep -o 'offline_pot.tke[a-z ]*' /etc/hosts; true").stdout.split("\n")
+    return sorted(x for x in out if x)
+
+
+def test_refused_without_confirmation_touches_nothing(testhosts, site):
+    th = testhosts
+    run = run_playbook(RESET, site["inv"])
+    assert run.rc != 0 and "confirm with -e reset_confirm=true" in run.output, run.explain()
+    assert run.total("changed") == 0, run.explain()
+    assert "TASK [offline_pot.tke.reset" not in run.output
+    assert th.ssh("h1", "systemctl is-active etcd kubelet keepalived").stdout.split() == ["active"] * 3
+    assert th.ssh("h3", "systemctl is-active kubelet containerd").stdout.split() == ["active"] * 2
+
+
+def test_check_mode_shows_what_goes_and_touches_nothing(testhosts, site):
+    th = testhosts
+    before = th.ssh("h3", "find /etc/kubernetes /etc/containerd /var/lib/offline-pot -type f | sort").stdout
+    run = run_playbook(RESET, site["inv"], *CONFIRM, "--limit", "h3", "--check", "--diff")
+    assert run.rc == 0 and run.changed_hosts().get("h3"), run.explain()
+    assert "path /etc/systemd/system/containerd.service" in run.output and "service kubelet" in run.output
+    assert th.ssh("h3", "find /etc/kubernetes /etc/containerd /var/lib/offline-pot -type f | sort").stdout == before
+    assert th.ssh("h3", "systemctl is-active kubelet containerd").stdout.split() == ["active"] * 2
+    assert any("h3" in hosts for hosts in journal(site)["phases"].values())
+
+
+def test_reset_one_worker(testhosts, site):
+    th = testhosts
+    before = {h: th.ssh(h, "find /etc/kubernetes /etc/containerd -type f | sort | xargs sha256sum").stdout
+              for h in ("h1", "h2")}
+    first, second = converge_twice(RESET, site["inv"], *CONFIRM, "--limit", "h3")
+    assert set(first.changed_hosts()) == {"h3"}, first.explain()
+    assert left(th, "h3") == [], left(th, "h3")
+    # the masters are untouched: files, services, the VIP
+    for h in ("h1", "h2"):
+        assert th.ssh(h, "find /etc/kubernetes /etc/containerd -type f | sort | xargs sha256sum").stdout == before[h]
+        assert th.ssh(h, "systemctl is-active kubelet containerd keepalived").stdout.split() == ["active"] * 3
+    assert th.ssh("h1", f"ip -o -4 addr show to {vip(th)}/32").stdout.strip()
+    j = journal(site)
+    assert all("h3" not in hosts for hosts in j["phases"].values()), j
+    assert "h1" in j["phases"]["control_plane"] and j["step"] > 0
+
+
+def test_reset_whole_site(testhosts, site):
+    th = testhosts
+    first, second = converge_twice(RESET, site["inv"], *CONFIRM)
+    assert {"h1", "h2"} <= set(first.changed_hosts()), first.explain()
+    for h in th.names:
+        assert left(th, h) == [], (h, left(th, h))
+        assert not th.ssh(h, f"ip -o -4 addr show to {vip(th)}/32").stdout.strip(), h
+        # no netfilter chain of the cluster's (kube-proxy, flannel, calico) is left
+        assert not th.ssh(h, "iptables-save 2>/dev/null | grep -E '^:(KUBE-|FLANNEL-|cali-)'; true").stdout.strip()
+    # the registry's storage stays (reset_registry_data false); OS packages and pack binaries stay
+    assert th.ssh("h1", "test -d /var/lib/tke-registry/docker && test -x /usr/local/bin/containerd "
+                  "&& dpkg -s keepalived etcd-server >/dev/null && echo kept").stdout.strip() == "kept"
+    # the controller: journal empty, tke.json's step 0, the PKI store kept
+    assert journal(site)["phases"] == {} and journal(site)["step"] == 0
+    assert json.loads((site["dir"] / ".tke" / "tke.json").read_text())["step"] == 0
+    assert (site["dir"] / ".tke" / "pki" / "ca.key").exists()
+
+
+def test_fresh_install_after_reset(testhosts, site):
+    th = testhosts
+    again = run_playbook(INSTALL, site["inv"])
+    assert again.rc == 0, again.explain()
+    # every phase ran again on every host (nothing was skipped as done)
+    assert "inputs unchanged" not in again.output, again.explain()
+    assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd kubelet").stdout.split() == ["active"] * 4
+    assert th.ssh("h3", "systemctl is-active containerd kubelet").stdout.split() == ["active"] * 2
+    rerun = run_playbook(INSTALL, site["inv"])
+    assert rerun.rc == 0 and rerun.changed_hosts() == {}, rerun.explain()
+
+
+def test_reset_after_an_install_stopped_after_etcd(testhosts, site):
+    th = testhosts
+    reset = run_playbook(RESET, site["inv"], *CONFIRM)
+    assert reset.rc == 0, reset.explain()
+    partial = run_playbook(INSTALL, site["inv"], "--tags", "precheck,offline,host_init,pki,runtime,registry,etcd")
+    assert partial.rc == 0, partial.explain()
+    assert th.ssh("h1", "systemctl is-active etcd").stdout.strip() == "active"
+    first, second = converge_twice(RESET, site["inv"], *CONFIRM)
+    for h in th.names:
+        assert left(th, h) == [], (h, left(th, h))
