@@ -30,6 +30,7 @@ class ActionModule(ActionModuleBase):
         resume=dict(type="bool"),
         hosts=dict(type="list", elements="str"),
     )
+    REQUIRED_IF = [("state", "start", ["phase"]), ("state", "done", ["phase"])]
 
     def run_action(self, args, result, task_vars):
         args = {k: v for k, v in args.items() if v is not None}  # options not given fall back to variables
@@ -113,7 +114,7 @@ class ActionModule(ActionModuleBase):
             sync_tke_json_step(os.path.dirname(path), new.get("step", 0))
         result.update(changed=changed, forgotten=had, step=new.get("step", 0), journal=path,
                       banner=f"journal: forgot {', '.join(had) or 'no host'} (step {new.get('step', 0)})")
-        if self._diff:
+        if self._task.diff:
             result["diff"] = dict(before=ij.dump(journal), after=ij.dump(new), before_header=path, after_header=path)
         return result
 

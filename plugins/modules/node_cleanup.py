@@ -11,8 +11,8 @@ module: node_cleanup
 short_description: Stop services and remove files, netfilter chains and network links the install made
 version_added: 0.3.0
 description:
-  - One call per role of the reset (C(playbooks/reset.yml)): first finds what is there, then removes
-    only that, so a second run reports no change.
+  - One call per role of the reset (C(playbooks/reset.yml)). It first finds what is there, then
+    removes only that, so a second run reports no change.
   - Stops and disables each of I(services) that is active or enabled (C(systemctl disable --now)).
   - Unmounts every mount point at or below I(paths) (deepest first), then removes each path that
     exists (files, links, whole directories). A removed unit file makes it run C(systemctl daemon-reload).
@@ -88,7 +88,7 @@ removed:
   type: list
   elements: str
 netfilter:
-  description: Rules and chains removed, as C(<table>: -D ...) and C(<table>: -X <chain>) lines (C(ip6:) prefixed for IPv6).
+  description: Rules and chains removed, one line each, C(<table>) then the rule deleted (C(-D ...)) or the chain (C(-X <chain>)); C(ip6) first for IPv6.
   returned: always
   type: list
   elements: str

@@ -21,10 +21,12 @@ from ansible.plugins.action import ActionBase
 
 class ActionModuleBase(ActionBase):
     ARGUMENT_SPEC: dict = {}
+    # AnsibleModule's required_if: [(option, value, [options required then])]
+    REQUIRED_IF: list = []
 
     def validated_args(self) -> dict:
         """The task's arguments, checked and completed with their defaults; a bad one fails the task."""
-        validated = ArgumentSpecValidator(self.ARGUMENT_SPEC).validate(self._task.args)
+        validated = ArgumentSpecValidator(self.ARGUMENT_SPEC, required_if=self.REQUIRED_IF).validate(self._task.args)
         if validated.error_messages:
             raise AnsibleActionFail(f"{self._task.action}: " + "; ".join(validated.error_messages))
         # a copy: defaults are objects of the class-level spec, shared by every run

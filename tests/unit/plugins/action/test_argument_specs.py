@@ -71,8 +71,9 @@ def _validate(name, args):
 def test_bad_arguments_fail_naming_the_option():
     with pytest.raises(AnsibleActionFail, match=r"offline_pot.tke.install_phase: .*state"):
         _validate("install_phase", {"phase": "pki", "state": "finished"})
-    with pytest.raises(AnsibleActionFail, match=r"missing required arguments: phase"):
+    with pytest.raises(AnsibleActionFail, match=r"state is done but all of the following are missing: phase"):
         _validate("install_phase", {"state": "done"})
+    assert _validate("install_phase", {"state": "forget", "hosts": ["h3"]})["hosts"] == ["h3"]
     with pytest.raises(AnsibleActionFail, match=r"tpyo"):
         _validate("tke_config", {"tpyo": 1})
     with pytest.raises(AnsibleActionFail, match=r"cluster.*bogus|bogus.*cluster"):
