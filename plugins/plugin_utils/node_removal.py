@@ -49,7 +49,8 @@ def refusals(node, groups, unreachable=(), force=False):
             out.append(f"{node}: the last etcd member (the cluster's data would be gone)")
         elif len(answering_now) < quorum(len(members)):
             out.append(f"{node}: breaks etcd quorum - only {len(answering_now)} of {len(members)} members answer "
-                       f"({', '.join(sorted(down & set(members)))} do not); removing a member needs {quorum(len(members))}")
+                       f"({', '.join(sorted(down & set(members)))} do not); removing a member needs "
+                       f"{quorum(len(members))}")
         elif len(answering_left) < quorum(len(left)):
             out.append(f"{node}: breaks etcd quorum - {len(answering_left)} of the {len(left)} members left answer "
                        f"({', '.join(sorted(down & set(left)))} do not); they need {quorum(len(left))}")

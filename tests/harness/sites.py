@@ -1,6 +1,8 @@
 """Inventories of whole sites on the three test hosts (the end-to-end test and bench/ share them)."""
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 
 
@@ -33,3 +35,23 @@ def keepalived_site(th, path: Path, pack: Path, masters, workers, **host_vars) -
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]},
         host_vars=host_vars)
+
+
+@contextlib.contextmanager
+def started(th_id: int, count: int, pack_cache: Path):
+    """For a benchmark: hosts h1..h<count> of instance th_id up with the test doubles, the fixture
+    site pack (built or reused under pack_cache) and a site directory; the hosts destroyed after.
+    Yields (hosts, site directory, pack)."""
+    from harness import fixture_pack, kubeadm_double
+    from harness.testhosts import TestHosts
+    hosts = TestHosts(th_id=th_id, count=count)
+    hosts.prepare()
+    try:
+        hosts.up()
+        top = Path(__file__).resolve().parents[2]
+        with tempfile.TemporaryDirectory(dir=top / ".cache") as tmp:
+            pack = fixture_pack.ensure_pack(pack_cache, Path(hosts.info["TH_REPO"]))
+            kubeadm_double.install(hosts)
+            yield hosts, Path(tmp), pack
+    finally:
+        hosts.destroy()
