@@ -59,15 +59,18 @@ class ActionModule(ActionModuleBase):
         title = f"phase {number}/{total} {phase}"
 
         if state == "start":
-            fingerprints = self._fingerprints(phase, hosts, task_vars)
+            fingerprints, names = self._fingerprints(phase, hosts, task_vars)
             machines, records = self._host_reads(hosts, task_vars)
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
-                                 machines=machines, records=records)
+                                 machines=machines, records=records, names=names)
             # the inputs as the phase starts are what it is recorded with (variables registered
             # during the phase must not count as inputs)
             journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints,
-                                                        "machines": machines}
+                                                        "machines": machines, "names": names}
             parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
+            # why each host runs, unless it is a fresh install (a node added or removed, inputs changed)
+            if decision["run"] and (decision["skip"] or {decision["why"][h] for h in decision["run"]} != {"new"}):
+                parts.append(f"({ij.explain(decision)})")
             if decision["reinstalled"]:
                 parts.append(f"{', '.join(decision['reinstalled'])}: not the machine the journal recorded "
                              "(/etc/machine-id changed, or the host does not record the phase done: "
@@ -80,10 +83,11 @@ class ActionModule(ActionModuleBase):
             result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts))
         else:
             running = journal.get("running", {}).pop(phase, None) or {}
-            at_start = running.get("fingerprints") or self._fingerprints(phase, hosts, task_vars)
+            at_start, names = ((running["fingerprints"], running.get("names")) if running.get("fingerprints")
+                               else self._fingerprints(phase, hosts, task_vars))
             machines = running.get("machines") or self._host_reads(hosts, task_vars)[0]
             done = {h: at_start[h] for h in hosts if h in at_start}
-            journal = ij.record(journal, phase, done, utc_now(), machines=machines)
+            journal = ij.record(journal, phase, done, utc_now(), machines=machines, names=names)
             elapsed = f" in {time.time() - running['started']:.1f} s" if "started" in running else ""
             result.update(banner=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done)
         if not self._task.check_mode:
@@ -147,4 +151,4 @@ class ActionModule(ActionModuleBase):
             inputs = {k: self._templar.template(hv[k]) for k in keys}
             out[host] = ij.fingerprint(phase, code, inputs, sorted(hv.get("group_names", [])),
                                        hv.get("ansible_host", host), site)
-        return out
+        return out, [entry[0] for entry in site]

@@ -23,6 +23,9 @@ description:
   - The phases, their roles and how they resume are the entries of C(playbooks/install.yml).
   - With I(state=done) it records the phase done on the given hosts, with the time it took, and
     returns the fingerprints for the hosts to record.
+  - Hosts new to a phase that runs together (added to the inventory) do not bring along the hosts that
+    have it done with unchanged inputs; the banner says why each host runs (new, reinstalled, its
+    configuration names an added or removed host, inputs changed, runs together with ...).
   - With I(state=forget) (a reset, C(playbooks/reset.yml)) the journal forgets the given hosts in every
     phase (no host left in any phase - a whole site reset - empties it, hooks included) and C(tke.json)'s
     C(step) follows; this reports C(changed) when the journal had the hosts, and shows the journal

@@ -184,18 +184,26 @@ def parse_phase_list(value, what):
     return set(names)
 
 
-def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None, records=None):
+def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None, records=None,
+           names=None):
     """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now; machines:
     host -> its machine id now (/etc/machine-id), when known; records: host -> {phase: fingerprint}
-    the host itself records as done (parse_host_read), when known.
+    the host itself records as done (parse_host_read), when known; names: the hosts the phase's
+    configuration names now (site_names), to say why a done host runs again.
 
-    Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts]} with hosts in the
-    given order. A host whose machine id differs from the one recorded with the phase is another
-    machine under the same name; a host that does not record the phase done with this fingerprint
-    was wiped or rebuilt (or never finished it): either way the phase runs there again
-    ("reinstalled"). A phase that runs together runs on every host as soon as one of them needs it.
+    Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts], "why": {host: reason}}
+    with hosts in the given order. A host whose machine id differs from the one recorded with the
+    phase is another machine under the same name; a host that does not record the phase done with
+    this fingerprint was wiped or rebuilt (or never finished it): either way the phase runs there
+    again ("reinstalled").
+
+    A phase that runs together runs on every host as soon as one of them needs it again - with
+    one exception: hosts that are new to the phase (no journal entry: hosts added to the
+    inventory, docs/lifecycle.md) do not bring along the hosts that have it done with unchanged
+    inputs. Adding a node thus costs the same on a site of 3 or of 30 hosts; a host whose
+    configuration names the new one (tke_phase_names) has changed inputs and runs anyway.
     """
-    run, skipped, reinstalled = [], {}, []
+    run, skipped, reinstalled, why = [], {}, [], {}
     done = journal.get("phases", {}).get(phase, {})
     machines, records = machines or {}, records or {}
     for host, fp in fingerprints.items():
@@ -204,17 +212,43 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machine
             skipped[host] = "skipped: named in tke_skip_phases"
         elif phase in force or not resume:
             run.append(host)
+            why[host] = "forced" if phase in force else "resume off"
         elif entry.get("fingerprint") == fp and (_other_machine(entry, machines.get(host))
                                                  or _not_on_host(phase, fp, records.get(host))):
             reinstalled.append(host)
             run.append(host)
+            why[host] = "reinstalled"
         elif entry.get("fingerprint") == fp:
             skipped[host] = f"done {entry.get('done_at', '')}, inputs unchanged".replace(" ,", ",")
         else:
             run.append(host)
-    if run and runs_together(phase):
+            why[host] = _why_changed(entry, names)
+    if run and runs_together(phase) and any(why[h] != "new" for h in run):
+        for host in fingerprints:
+            why.setdefault(host, "runs together with " + ", ".join(run))
         run, skipped = list(fingerprints), {}
-    return {"run": run, "skip": skipped, "reinstalled": reinstalled}
+    return {"run": run, "skip": skipped, "reinstalled": reinstalled, "why": why}
+
+
+def _why_changed(entry, names):
+    """Why a host runs a phase it may have done: new to it, or what changed in its inputs."""
+    if not entry:
+        return "new"
+    before = entry.get("names")
+    if names is None or before is None or sorted(before) == sorted(names):
+        return "inputs changed"
+    added, removed = sorted(set(names) - set(before)), sorted(set(before) - set(names))
+    return "its configuration names " + "; ".join(
+        part for part in (", ".join(added) + " (added)" if added else "",
+                          ", ".join(removed) + " (removed)" if removed else "") if part)
+
+
+def explain(decision):
+    """The hosts that run, grouped by why (decide's "why"), for the phase's banner."""
+    groups = {}
+    for host in decision["run"]:
+        groups.setdefault(decision["why"].get(host, "inputs changed"), []).append(host)
+    return "; ".join(f"{', '.join(hosts)}: {reason}" for reason, hosts in groups.items())
 
 
 def _other_machine(entry, machine):
@@ -240,15 +274,18 @@ def parse_host_read(stdout, record_dir):
     return machine or None, record
 
 
-def record(journal, phase, fingerprints, now, machines=None):
-    """Mark the phase done on these hosts (with their machine ids when known); returns the
-    updated journal (the input is not changed)."""
+def record(journal, phase, fingerprints, now, machines=None, names=None):
+    """Mark the phase done on these hosts (with their machine ids when known, and the hosts the
+    phase's configuration names, when given); returns the updated journal (the input is not
+    changed)."""
     new = json.loads(json.dumps(journal))
     entry = new.setdefault("phases", {}).setdefault(phase, {})
     for host, fp in fingerprints.items():
         entry[host] = {"fingerprint": fp, "done_at": now}
         if (machines or {}).get(host):
             entry[host]["machine"] = machines[host]
+        if names is not None:
+            entry[host]["names"] = sorted(names)
     new["step"] = step(new)
     return new
 

@@ -43,6 +43,13 @@ class PlaybookRun:
                 out.append(f"{task}: {line.split(' =>')[0]}")
         return out
 
+    def phase_hosts(self) -> dict[str, list[str]]:
+        """phase -> the hosts it ran on, from the journal's banners ("phase 5/15 host_init: running
+        on h1, h2; ..."; the YAML callback folds long lines)."""
+        flat = " ".join(self.output.split())
+        return {m[0]: [h for h in m[1].split(", ") if h != "no host"]
+                for m in re.findall(r"phase \d+/\d+ (\S+): running on ([^;()']+?)(?:;|'| \()", flat)}
+
     def task_names(self) -> set[str]:
         """The names of the tasks the run went through (ran, skipped or changed on some host)."""
         return {line.rstrip("* ") for line in self.output.splitlines() if line.startswith("TASK [")}

@@ -1,6 +1,8 @@
 """Inventories of whole sites on the three test hosts (the end-to-end test and bench/ share them)."""
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 
 
@@ -19,3 +21,37 @@ def ha_keepalived(th, path: Path, pack: Path, **group_vars) -> Path:
                     "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}], **group_vars})
+
+
+def keepalived_site(th, path: Path, pack: Path, masters, workers, **host_vars) -> Path:
+    """The HA keepalived site on any hosts: the masters hold the VIP, etcd external on h1 (so the
+    API server doubles of every master share their objects), the registry on h1; host_vars: per
+    host overrides (an unreachable address). Used to grow and shrink one site (the lifecycle test
+    and bench/scale_bench.py)."""
+    return th.write_inventory(
+        path, groups={"masters": list(masters), "workers": list(workers), "etcd": ["h1"], "registry": ["h1"]},
+        group_vars={"tke_ha_mode": "keepalived", "tke_vip": vip(th), "tke_site_pack": str(pack),
+                    "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]},
+        host_vars=host_vars)
+
+
+@contextlib.contextmanager
+def started(th_id: int, count: int, pack_cache: Path):
+    """For a benchmark: hosts h1..h<count> of instance th_id up with the test doubles, the fixture
+    site pack (built or reused under pack_cache) and a site directory; the hosts destroyed after.
+    Yields (hosts, site directory, pack)."""
+    from harness import fixture_pack, kubeadm_double
+    from harness.testhosts import TestHosts
+    hosts = TestHosts(th_id=th_id, count=count)
+    hosts.prepare()
+    try:
+        hosts.up()
+        top = Path(__file__).resolve().parents[2]
+        with tempfile.TemporaryDirectory(dir=top / ".cache") as tmp:
+            pack = fixture_pack.ensure_pack(pack_cache, Path(hosts.info["TH_REPO"]))
+            kubeadm_double.install(hosts)
+            yield hosts, Path(tmp), pack
+    finally:
+        hosts.destroy()

@@ -39,6 +39,10 @@ def test_bad_selectors_are_400():
     with pytest.raises(ApiError) as e:
         logic.parse_field_selector("spec.nodeName=x")
     assert e.value.code == 400
+    # a Pod's own selectable fields (pkg/registry/core/pod/strategy.go)
+    f = logic.parse_field_selector("spec.nodeName=w1,status.phase!=Succeeded", "pods")
+    assert logic.fields_match(f, {"spec": {"nodeName": "w1"}, "status": {"phase": "Running"}})
+    assert not logic.fields_match(f, {"spec": {"nodeName": "w2"}, "status": {"phase": "Running"}})
     f = logic.parse_field_selector("metadata.name=a")
     assert logic.fields_match(f, {"metadata": {"name": "a"}}) and not logic.fields_match(f, {"metadata": {"name": "b"}})
 
@@ -323,6 +327,30 @@ def test_server_objects_crud(apiserver):
     code, s = call(apiserver, "DELETE", "/api/v1/namespaces/demo")
     assert code == 200 and s["status"] == "Success"
     assert call(apiserver, "GET", "/api/v1/configmaps?fieldSelector=metadata.namespace%3Ddemo")[1]["items"] == []
+
+
+def test_server_evicts_pods_listed_by_node(apiserver):
+    def pod(name, node):
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"nodeName": node, "containers": [{"name": "c", "image": "r/i:1"}]}}
+    for name, node in (("p1", "w1"), ("p2", "w1"), ("p3", "w2")):
+        assert call(apiserver, "POST", "/api/v1/namespaces/default/pods", pod(name, node))[0] == 201
+    code, lst = call(apiserver, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dw1")
+    assert sorted(i["metadata"]["name"] for i in lst["items"]) == ["p1", "p2"]
+    ev = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p1", "namespace": "default"}}
+    code, s = call(apiserver, "POST", "/api/v1/namespaces/default/pods/p1/eviction?dryRun=All", ev)
+    assert (code, s["status"]) == (201, "Success")
+    assert call(apiserver, "GET", "/api/v1/namespaces/default/pods/p1")[0] == 200
+    assert call(apiserver, "POST", "/api/v1/namespaces/default/pods/p1/eviction", ev)[0] == 201
+    assert call(apiserver, "GET", "/api/v1/namespaces/default/pods/p1")[0] == 404
+    # the body names the pod of the URL; a missing pod is 404; a node may not evict
+    code, s = call(apiserver, "POST", "/api/v1/namespaces/default/pods/p2/eviction", ev)
+    assert (code, s["reason"]) == (400, "BadRequest")
+    assert call(apiserver, "POST", "/api/v1/namespaces/default/pods/p1/eviction", ev)[0] == 404
+    ev2 = dict(ev, metadata={"name": "p2"})
+    assert call(apiserver, "POST", "/api/v1/namespaces/default/pods/p2/eviction", ev2, who="node1")[0] == 403
+    for name in ("p2", "p3"):
+        call(apiserver, "DELETE", f"/api/v1/namespaces/default/pods/{name}")
 
 
 def test_server_refuses_invalid_objects(apiserver):

@@ -6,7 +6,8 @@ FP = {"h1": "a", "h2": "b"}
 
 
 def test_fresh_journal_runs_everywhere():
-    assert j.decide(j.empty(), "precheck", FP) == {"run": ["h1", "h2"], "skip": {}, "reinstalled": []}
+    assert j.decide(j.empty(), "precheck", FP) == {"run": ["h1", "h2"], "skip": {}, "reinstalled": [],
+                                                   "why": {"h1": "new", "h2": "new"}}
 
 
 def test_done_with_same_fingerprint_is_skipped_and_changed_inputs_run():
@@ -26,7 +27,7 @@ def test_force_and_no_resume_run_done_hosts():
 def test_skip_list_wins_over_force():
     d = j.decide(j.empty(), "registry", FP, force={"registry"}, skip={"registry"})
     assert d == {"run": [], "skip": {"h1": "skipped: named in tke_skip_phases",
-                                     "h2": "skipped: named in tke_skip_phases"}, "reinstalled": []}
+                                     "h2": "skipped: named in tke_skip_phases"}, "reinstalled": [], "why": {}}
 
 
 def test_record_does_not_mutate_and_keeps_other_hosts():
@@ -96,7 +97,8 @@ def test_phase_numbers():
 
 def test_a_phase_run_together_runs_everywhere_when_one_host_needs_it():
     journal = j.record(j.empty(), "etcd", {"h1": "a", "h2": "old"}, "t")
-    assert j.decide(journal, "etcd", FP) == {"run": ["h1", "h2"], "skip": {}, "reinstalled": []}
+    d = j.decide(journal, "etcd", FP)
+    assert (d["run"], d["skip"], d["why"]) == (["h1", "h2"], {}, {"h2": "inputs changed", "h1": "runs together with h2"})
     assert j.decide(j.record(journal, "etcd", FP, "t"), "etcd", FP)["run"] == []
     # a host-local phase runs only where needed
     journal = j.record(j.empty(), "host_init", {"h1": "a", "h2": "old"}, "t")
@@ -190,3 +192,27 @@ def test_the_readme_phase_table_is_the_phase_list():
     rows = re.findall(r"^\| (\d+) \| (\w+) \|", readme, re.M)
     assert [tag for dummy, tag in rows] == list(j.USER_PHASES)
     assert [int(n) for n, dummy in rows] == list(range(1, len(j.USER_PHASES) + 1))
+
+
+def test_hosts_new_to_a_phase_run_together_do_not_bring_the_done_hosts_along():
+    # a worker added to the inventory: the network phase (run together) runs on it alone ...
+    journal = j.record(j.empty(), "network", FP, "t", names=[])
+    d = j.decide(journal, "network", {**FP, "h3": "c"}, names=[])
+    assert d["run"] == ["h3"] and set(d["skip"]) == {"h1", "h2"} and d["why"] == {"h3": "new"}
+    # ... unless a done host runs it again too (inputs changed): then every host does
+    d = j.decide(journal, "network", {"h1": "x", "h2": "b", "h3": "c"}, names=[])
+    assert d["run"] == ["h1", "h2", "h3"] and d["why"]["h2"] == "runs together with h1, h3"
+    # a fresh install: every host is new, every host runs
+    assert j.decide(j.empty(), "network", FP)["run"] == ["h1", "h2"]
+
+
+def test_why_a_done_host_runs_again_names_the_hosts_added_and_removed():
+    journal = j.record(j.empty(), "ha", FP, "t", names=["h1", "h2"])
+    assert journal["phases"]["ha"]["h1"]["names"] == ["h1", "h2"]
+    d = j.decide(journal, "ha", {"h1": "x", "h2": "y", "h4": "z"}, names=["h1", "h4"])
+    assert d["why"] == {"h1": "its configuration names h4 (added); h2 (removed)",
+                        "h2": "its configuration names h4 (added); h2 (removed)", "h4": "new"}
+    assert j.explain(d) == "h1, h2: its configuration names h4 (added); h2 (removed); h4: new"
+    # an older journal without names: just "inputs changed"
+    old = j.record(j.empty(), "ha", FP, "t")
+    assert j.decide(old, "ha", {"h1": "x", "h2": "b"}, names=["h1"])["why"]["h1"] == "inputs changed"
