@@ -138,3 +138,10 @@ def layout_name(name: str, tag: str) -> str:
 def fetch_command(source: str, tag: str, path: str) -> str:
     """The command that makes the OCI layout the pack build expects, on a connected machine."""
     return f"skopeo copy docker://{source}:{tag} oci:{path}:{tag}"
+
+
+def site_images(version, network_plugin: str, namespace: str = "library") -> list[str]:
+    """namespace/name:tag of every image a site of that Kubernetes release and network plugin
+    pulls from its registry (kubeadm's and the network's; none: no network image)."""
+    imgs = kubeadm_images(version) + (network_images(network_plugin) if network_plugin != "none" else [])
+    return sorted({f"{namespace}/{i['name']}:{i['tag']}" for i in imgs})

@@ -15,10 +15,7 @@ error is refused naming the object and the field; then the same cluster switched
 flannel objects pruned, exactly calico's CNI config left), and to none with the site's own CNI
 from a before-hook (no network object left).
 
-Then calico on a fresh site: h4 and h5 (the HA site is done with them) become new machines and a
-second, smallest site is installed on them from scratch with tke_network_plugin=calico (h4 the one
-master, also etcd and registry; h5 a worker): re-run changed=0, exactly calico's CNI configuration
-on both nodes, calico's objects and no flannel object.
+Calico installed on a fresh site: tests/integration/test_network_calico.py.
 """
 import json
 import os
@@ -34,9 +31,6 @@ from harness.testhosts import TestHosts
 INSTALL = TOP / "install.yml"
 STATUS = TOP / "playbooks" / "status.yml"
 NODES = ["h1", "h2", "h3", "h4", "h5"]
-CALICO_NODES = ["h4", "h5"]
-NETWORK_KINDS = ("namespaces,configmaps,daemonsets,deployments,serviceaccounts,clusterroles,clusterrolebindings,"
-                 "poddisruptionbudgets")
 TIMES = {}
 SITE_CNI = """- name: The site's own CNI
   hosts: masters:workers
@@ -222,55 +216,3 @@ def test_none_leaves_no_network_object(five, site, flannel):
         assert shows(run, f"'  {h}: Ready"), run.explain()
     print("\n[timings] " + json.dumps(TIMES))
 
-
-@pytest.fixture(scope="module")
-def fresh_calico(five, site, tmp_path_factory):
-    """The smallest site, new machines, installed from scratch with calico."""
-    th = five
-    th.reset(*CALICO_NODES)   # fresh root filesystems: nothing of the HA site is left on them
-    kubeadm_double.install(th, CALICO_NODES)
-    d = tmp_path_factory.mktemp("calico")
-    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
-    inv = th.write_inventory(
-        d / "hosts.yml", groups={"masters": ["h4"], "workers": ["h5"], "etcd": ["h4"], "registry": ["h4"]},
-        group_vars={"tke_network_plugin": "calico", "tke_site_pack": str(pack),
-                    "site_repo_packages": ["conntrack", "socat"],
-                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
-                    "tke_hooks_dir": str(d / "hooks")})
-    run = timed("install (calico, fresh site of 2 hosts)", INSTALL, inv)
-    assert run.rc == 0, run.explain()
-    th.ssh("h4", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client)"
-                 " >/dev/null 2>&1")
-    return {"inv": inv, "run": run}
-
-
-def test_fresh_site_with_calico(five, fresh_calico):
-    th, run = five, fresh_calico["run"]
-    assert "Phase network" in run.output
-    for h in CALICO_NODES:
-        assert shows(run, f"'  {h}: Ready"), (h, run.output[-4000:])
-    assert shows(run, "DaemonSet kube-system/calico-node: rolled out, 2/2 pods available"), run.explain()
-    # calico's objects, and none of flannel's
-    assert objects_of(th, NETWORK_KINDS, host="h4") == sorted(
-        [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding")
-         for n in ("calico-cni-plugin", "calico-kube-controllers", "calico-node")]
-        + [f"ServiceAccount kube-system/{n}" for n in ("calico-cni-plugin", "calico-kube-controllers", "calico-node")]
-        + ["ConfigMap kube-system/calico-config", "DaemonSet kube-system/calico-node",
-           "Deployment kube-system/calico-kube-controllers",
-           "PodDisruptionBudget kube-system/calico-kube-controllers"])
-    assert kubectl(th, "get namespace kube-flannel", "h4").returncode != 0
-    crds = objects_of(th, "customresourcedefinitions", host="h4")
-    assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
-    ds = json.loads(kubectl(th, "-n kube-system get ds calico-node -o json", "h4").stdout)
-    pod = ds["spec"]["template"]["spec"]
-    assert sorted({c["image"] for c in pod["containers"] + pod["initContainers"]}) == [
-        "registry.tke.com/library/calico-cni:v3.28.2", "registry.tke.com/library/calico-node:v3.28.2"]
-    # exactly calico's CNI configuration on each node, naming the node
-    assert cni_dirs(th, CALICO_NODES) == {h: ["10-calico.conflist"] for h in CALICO_NODES}
-    for h in CALICO_NODES:
-        conf = json.loads(th.ssh(h, "cat /etc/cni/net.d/10-calico.conflist").stdout)
-        assert conf["plugins"][0]["type"] == "calico" and conf["plugins"][0]["nodename"] == h, conf
-    again = timed("re-run (calico site)", INSTALL, fresh_calico["inv"])
-    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
-    print("\n[timings] " + json.dumps(TIMES))
