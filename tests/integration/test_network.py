@@ -215,4 +215,3 @@ def test_none_leaves_no_network_object(five, site, flannel):
     for h in NODES:
         assert shows(run, f"'  {h}: Ready"), run.explain()
     print("\n[timings] " + json.dumps(TIMES))
-
