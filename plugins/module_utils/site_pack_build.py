@@ -23,6 +23,7 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import (
     atomic_path, atomic_writer, copy_file, write_file, write_if_differs)
+from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_bootstrap as bootstrap
@@ -215,11 +216,10 @@ class Builder:
     def images(self) -> None:
         root = os.path.join(self.stage, "registry")
         image_bytes = 0
-        for i, item in enumerate(self.spec.get("images") or []):
+        images = self.image_sources()
+        for i, item in enumerate(images):
             what = sps.label("images", item, i)
-            path = os.path.abspath(os.path.expanduser(str(item["path"])))
-            if not os.path.exists(path):
-                raise BuildError(f"{what}: {path} does not exist")
+            path = item["path"]
             if os.path.isfile(path):
                 path = self.fetch(what, {"path": path, "sha256": item.get("sha256")})
             try:
@@ -231,6 +231,12 @@ class Builder:
             image_bytes += res["image_bytes"]
             self.contents["images"].append({"name": item["name"], "tag": str(item["tag"]),
                                             "digest": res["digest"], "bytes": res["image_bytes"]})
+        k8s = self.spec.get("kubernetes")
+        if k8s:
+            self.contents["kubernetes"] = {
+                "versions": [str(v) for v in sps.as_list(k8s.get("versions"))],
+                "network_plugins": sps.as_list(k8s.get("network_plugins", ["flannel"])),
+                "namespace": str(k8s.get("namespace", "library"))}
         if self.contents["images"]:
             # keep exactly what the listed images reference: a blob or link of an image dropped
             # from the spec is pruned with everything else not produced by this build
@@ -241,6 +247,28 @@ class Builder:
             self.contents["registry"] = {
                 "image_bytes": image_bytes, "stored_blob_bytes": stored,
                 "dedup_ratio": round(image_bytes / stored, 3) if stored else None}
+
+    def image_sources(self) -> list[dict]:
+        """The spec's images and the derived ones (site_pack_spec.pack_images), each with the
+        absolute path of its OCI layout (a derived image: the directory <images_dir>/<name>_<tag>,
+        else that name + .tar). Every missing one is named at once, a derived one with the command
+        that fetches it on a connected machine, before anything is imported."""
+        out, missing = [], []
+        for i, item in enumerate(sps.pack_images(self.spec)):
+            path = os.path.abspath(os.path.expanduser(str(item["path"])))
+            if "source" in item and not os.path.exists(path) and os.path.isfile(path + ".tar"):
+                path += ".tar"
+            if not os.path.exists(path):
+                if "source" in item:
+                    missing.append(f"{item['name']}:{item['tag']} ({item['for']}): no OCI layout at {path} (or .tar); "
+                                   f"fetch it with: {kube_images.fetch_command(item['source'], item['tag'], path)}")
+                else:
+                    missing.append(f"{sps.label('images', item, i)}: {path} does not exist")
+                continue
+            out.append(dict(item, path=path))
+        if missing:
+            raise BuildError(f"{len(missing)} image(s) missing:\n- " + "\n- ".join(missing))
+        return out
 
     def _registry_paths(self, root: str) -> list[str]:
         paths = set()

@@ -28,8 +28,14 @@ A spec (YAML) looks like::
         sha256: <hex>
         unpack: true                        # a tar: its files go to bin/cni-plugins/, installed under install
         install: /opt/cni/bin
-    images:
-      - name: library/busybox              # repository in the registry
+    kubernetes:                            # images derived by code (module_utils kube_images)
+      versions: ["1.30.4"]                 # kubeadm's images of each release (kube-*, coredns, pause, etcd)
+      network_plugins: [flannel, calico]   # the network plugins' images (default: [flannel])
+      namespace: library                   # registry namespace (tke_registry_namespace); default library
+      images_dir: /build/images            # OCI layouts at <images_dir>/<name>_<tag> (directory or .tar)
+    images:                                # the site's own images; one named like a derived image
+      - name: library/busybox              # (same name and tag) replaces its layout: an override
+
         tag: "1.35"
         path: /local/busybox-oci            # OCI image layout: a directory or a tar of one
         sha256: <hex>                       # required for a tar, not for a directory (blobs are digests)
@@ -46,7 +52,10 @@ A spec (YAML) looks like::
 """
 from __future__ import annotations
 
+import os
 import re
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -55,7 +64,8 @@ TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 PYVER_RE = re.compile(r"^3\.[0-9]{1,2}$")
 PLATFORM_RE = re.compile(r"^[a-z0-9_]+$")
 CONTROLLER_KEYS = {"collections", "wheels", "requirements", "python", "platform", "collection"}
-TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller"}
+TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller", "kubernetes"}
+KUBERNETES_KEYS = {"versions", "network_plugins", "namespace", "images_dir"}
 
 
 def _source_errors(where: str, item, need_sha: bool = True) -> list[str]:
@@ -154,6 +164,7 @@ def validate(spec) -> list[str]:
         for i, item in enumerate(ctl.get(sec) or []):
             errors += _source_errors(label(f"controller.{sec}", item, i), item)
     errors += _controller_target_errors(ctl)
+    errors += _kubernetes_errors(spec.get("kubernetes"))
     return errors
 
 
@@ -187,3 +198,61 @@ def _controller_target_errors(ctl: dict) -> list[str]:
 def basename(item: dict) -> str:
     src = item.get("path") or item.get("url")
     return str(src).split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+
+
+# --- kubernetes: the images derived from versions and network plugins ---------------------------
+def _kubernetes_errors(k8s) -> list[str]:
+    if k8s is None:
+        return []
+    if not isinstance(k8s, dict) or set(k8s) - KUBERNETES_KEYS:
+        return ["kubernetes takes " + ", ".join(sorted(KUBERNETES_KEYS))]
+    errors = []
+    versions = as_list(k8s.get("versions"))
+    if not versions:
+        errors.append("kubernetes.versions: list the Kubernetes release(s) the pack serves, like [\"1.30.4\"]")
+    for v in versions:
+        try:
+            kube_images.kubeadm_images(v)
+        except kube_images.UnsupportedVersion as e:
+            errors.append(f"kubernetes.versions: {e}")
+    for p in as_list(k8s.get("network_plugins", ["flannel"])):
+        if p not in kube_images.NETWORK_PLUGINS:
+            errors.append(f"kubernetes.network_plugins: {p!r} is not one of {', '.join(kube_images.NETWORK_PLUGINS)}")
+    if not REPO_RE.match(str(k8s.get("namespace", "library"))):
+        errors.append("kubernetes.namespace: must be a registry namespace like library")
+    if not isinstance(k8s.get("images_dir"), str) or not k8s["images_dir"]:
+        errors.append("kubernetes.images_dir: the directory holding the OCI layouts <name>_<tag> is required")
+    return errors
+
+
+def kubernetes_images(spec: dict) -> list[dict]:
+    """The images kubernetes: derives, each {name (namespace/name), tag, source (upstream, no tag),
+    path (<images_dir>/<name>_<tag>), for: why it is in the pack}, without duplicates. Call on a
+    valid spec."""
+    k8s = spec.get("kubernetes") or {}
+    if not k8s:
+        return []
+    ns = str(k8s.get("namespace", "library"))
+    wanted = [(f"Kubernetes {v}", kube_images.kubeadm_images(v)) for v in as_list(k8s.get("versions"))]
+    wanted += [(f"network {p}", kube_images.network_images(p)) for p in as_list(k8s.get("network_plugins", ["flannel"]))]
+    out, seen = [], {}
+    for why, imgs in wanted:
+        for img in imgs:
+            key = (img["name"], img["tag"])
+            if key in seen:
+                seen[key]["for"] += f", {why}"
+                continue
+            item = {"name": f"{ns}/{img['name']}", "tag": img["tag"], "source": img["source"], "for": why,
+                    "path": os.path.join(os.path.expanduser(str(k8s["images_dir"])),
+                                         kube_images.layout_name(img["name"], img["tag"]))}
+            seen[key] = item
+            out.append(item)
+    return out
+
+
+def pack_images(spec: dict) -> list[dict]:
+    """Every image the pack carries: the spec's images:, then the derived ones that images: does
+    not list (an images: item with a derived image's name and tag is its override)."""
+    explicit = list(spec.get("images") or [])
+    listed = {(i.get("name"), str(i.get("tag"))) for i in explicit}
+    return explicit + [i for i in kubernetes_images(spec) if (i["name"], i["tag"]) not in listed]

@@ -3,10 +3,12 @@
 - binaries taken out of Debian's .debs (dpkg-deb -x): containerd, containerd-shim-runc-v2, ctr,
   runc, the CNCF distribution registry (docker-registry), etcd, CNI plugins (as a .tgz);
 - OS packages fetched with apt (apt-get download, by the pack build itself);
-- tiny OCI images written in pure Python from Debian's static busybox: busybox, hello and pause
-  share the busybox layer (de-duplicated in the pack's registry storage); so do stand-ins named
-  and tagged as the network role's images (flannel, calico: roles/network/defaults/main.yml),
-  which only sleep: the site's registry serves every image the network manifests name;
+- tiny OCI images written in pure Python from Debian's static busybox: busybox and hello (listed
+  under the spec's images:, as a site lists its own) share the busybox layer (de-duplicated in the
+  pack's registry storage); so do stand-ins, which only sleep, for every image the spec's
+  kubernetes: section derives (kubeadm's images of K8S_VERSIONS and the images of NETWORK_PLUGINS,
+  module_utils kube_images), written where the build expects them (<images_dir>/<name>_<tag>): the
+  site's registry serves every image the cluster pulls;
 - a tiny Helm chart and this checkout's collection tarball.
 Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256), the
 fixture cannot have them.
@@ -119,24 +121,28 @@ def busybox_layer(busybox: bytes) -> bytes:
     return _tar_layer({"bin/busybox": busybox, **links}, {"bin/busybox": 0o755})
 
 
-NETWORK_DEFAULTS = TOP / "roles" / "network" / "defaults" / "main.yml"
+# The Kubernetes releases and network plugins the fixture pack serves (the kubeadm double acts
+# as v1.30.4 or v1.31.1: tests/kubeadm_double/cli_v1_3*.py).
+K8S_VERSIONS = ["1.30.4", "1.31.1"]
+NETWORK_PLUGINS = ["flannel", "calico"]
 
 
-def network_images() -> list[tuple[str, str]]:
-    """(repository, tag) of every network image, from the network role's defaults (its one home):
-    network_*_image values are "{{ network_image_prefix }}/<name>:<tag>" in the platform namespace."""
-    defaults = yaml.safe_load(NETWORK_DEFAULTS.read_text())
-    out = []
-    for key, value in sorted(defaults.items()):
-        if key.startswith("network_") and key.endswith("_image"):
-            name, tag = str(value).split("}}/", 1)[1].rsplit(":", 1)
-            out.append((f"library/{name}", tag))
-    return out
+def kubernetes_section(images_dir) -> dict:
+    """The spec's kubernetes: section of the fixture (images_dir: where make_images writes)."""
+    return {"versions": list(K8S_VERSIONS), "network_plugins": list(NETWORK_PLUGINS), "images_dir": str(images_dir)}
+
+
+def derived_images(images_dir="/images") -> list[dict]:
+    """The images the fixture's kubernetes: section derives (site_pack_spec, the build's one home)."""
+    from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec
+    return site_pack_spec.kubernetes_images({"kubernetes": kubernetes_section(images_dir)})
 
 
 def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
-    """Three images sharing the busybox layer (each in its own OCI layout). extra_mb adds a
-    shared layer of that many MiB of incompressible data (bench: realistic sizes)."""
+    """The spec's own images (busybox, hello; returned as images: items) and a sleeping stand-in
+    for every derived image, all sharing the busybox layer (each in its own OCI layout under
+    dest). extra_mb adds a shared layer of that many MiB of incompressible data (bench:
+    realistic sizes)."""
     base = [busybox_layer(busybox)]
     if extra_mb:
         rnd = hashlib.sha256(b"seed").digest()
@@ -146,15 +152,14 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
             chunks.append(h)
         base.append(_tar_layer({"opt/data.bin": b"".join(chunks)}))
     hello = _tar_layer({"hello.txt": b"hello from the offline site pack\n"})
-    images = [("library/busybox", "1.35", base, ["/bin/sh"]),
-              ("library/hello", "1.0", base + [hello], ["/bin/cat", "/hello.txt"]),
-              ("library/pause", "3.9", base, ["/bin/sleep", "2147483647"])]
-    images += [(name, tag, base, ["/bin/sleep", "2147483647"]) for name, tag in network_images()]
     out = []
-    for name, tag, layers, cmd in images:
+    for name, tag, layers, cmd in [("library/busybox", "1.35", base, ["/bin/sh"]),
+                                   ("library/hello", "1.0", base + [hello], ["/bin/cat", "/hello.txt"])]:
         lay = Layout(dest / f"{name.replace('/', '_')}-{tag}")
         lay.image(tag, layers, cmd)
         out.append({"name": name, "tag": tag, "path": str(lay.path)})
+    for img in derived_images(dest):
+        Layout(Path(img["path"])).image(img["tag"], base, ["/bin/sleep", "2147483647"])
     return out
 
 
@@ -235,7 +240,7 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     shutil.rmtree(tmp / "x")
     spec = {"name": "fixture", "version": "1.0.0",
             "os_packages": {"deb": [{"apt": ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend"]}]},
-            "binaries": binaries, "images": images,
+            "binaries": binaries, "images": images, "kubernetes": kubernetes_section(work / "images"),
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
             "controller": {"collections": [{"path": str(work / "collections" / ctar.name), "sha256": sha256(ctar)}]}}
     # a real wheel that is on every CPython: the one ensurepip carries
@@ -313,7 +318,8 @@ def ensure_pack(cache: Path, repo: Path | None) -> Path:
 
 def _ensure_pack(cache: Path, repo: Path | None) -> Path:
     from harness.playbook import run_playbook
-    recipe = [Path(__file__), NETWORK_DEFAULTS, *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
+    recipe = [Path(__file__), TOP / "plugins" / "module_utils" / "kube_images.py",
+              *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
     key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"

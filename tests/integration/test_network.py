@@ -14,6 +14,8 @@ with another MTU changes nothing and says what would change; status.yml; an obje
 error is refused naming the object and the field; then the same cluster switched to calico (the
 flannel objects pruned, exactly calico's CNI config left), and to none with the site's own CNI
 from a before-hook (no network object left).
+
+Calico installed on a fresh site: tests/integration/test_network_calico.py.
 """
 import json
 import os
@@ -87,21 +89,21 @@ def site(five, tmp_path_factory):
     return {"inv": inv, "dir": d}
 
 
-def kubectl(th, args):
-    """kubectl on h1 through the admin kubeconfig (Debian's kubernetes-client: independent of the
-    collection's own API client)."""
-    return th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
+def kubectl(th, args, host="h1"):
+    """kubectl on a master (h1 by default) through the admin kubeconfig (Debian's kubernetes-client:
+    independent of the collection's own API client)."""
+    return th.ssh(host, f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
 
 
-def objects_of(th, kinds, selector="tke.offline-pot.io/part-of=network"):
-    out = kubectl(th, f"get {kinds} -A -l {selector} -o json")
+def objects_of(th, kinds, selector="tke.offline-pot.io/part-of=network", host="h1"):
+    out = kubectl(th, f"get {kinds} -A -l {selector} -o json", host)
     assert out.returncode == 0, out.stderr
     return sorted(f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}".replace(" /", " ")
                   for o in json.loads(out.stdout)["items"])
 
 
-def cni_dirs(th):
-    return {h: th.ssh(h, "ls /etc/cni/net.d").stdout.split() for h in NODES}
+def cni_dirs(th, nodes=NODES):
+    return {h: th.ssh(h, "ls /etc/cni/net.d").stdout.split() for h in nodes}
 
 
 @pytest.fixture(scope="module")

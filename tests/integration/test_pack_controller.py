@@ -80,6 +80,10 @@ def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
     for x in spec["binaries"]:
         x.pop("url", None)
     spec["os_packages"] = {"deb": [d for d in sample["os_packages"]["deb"] if "apt" in d]}
+    # the sample's versions and plugins, the layouts from the fixture's images_dir (it carries
+    # every derived image of its own versions and plugins); the site's own images are the fixture's
+    assert set(sample["kubernetes"]["versions"]) <= set(fixture["kubernetes"]["versions"])
+    spec["kubernetes"] = dict(sample["kubernetes"], images_dir=fixture["kubernetes"]["images_dir"])
     spec["images"], spec["charts"] = fixture["images"], fixture["charts"]
     spec["controller"] = dict(sample["controller"], requirements=str(TOP / sample["controller"]["requirements"]),
                               collection=str(TOP / sample["controller"]["collection"]))
@@ -102,3 +106,10 @@ def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
     manifest = json.loads((out / "tke-site-2026.11.1" / "manifest.json").read_text())
     assert manifest["contents"]["controller"]["bootstrap"] == "bootstrap"
     assert {b["name"] for b in manifest["contents"]["binaries"]} == set(theirs)
+    # the images kubeadm needs for the sample's version and its network plugins' images, derived
+    assert manifest["contents"]["kubernetes"] == {"versions": ["1.30.4"], "network_plugins": ["flannel", "calico"],
+                                                  "namespace": "library"}
+    refs = {f"{i['name']}:{i['tag']}" for i in manifest["contents"]["images"]}
+    assert {"library/kube-apiserver:v1.30.4", "library/kube-proxy:v1.30.4", "library/coredns:v1.11.1",
+            "library/pause:3.9", "library/etcd:3.5.12-0", "library/flannel:v0.28.9",
+            "library/calico-node:v3.28.2", "library/busybox:1.35"} <= refs, refs

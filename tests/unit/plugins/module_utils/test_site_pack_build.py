@@ -133,3 +133,41 @@ def test_download_goes_through_the_proxy_of_the_environment(spec, tmp_path, monk
     assert _Proxy.seen == [(url, "offline_pot.tke site_pack")]
     staged = tmp_path / "out" / "s-1" / "bin" / "kubeadm"
     assert staged.read_bytes() == _Proxy.body
+
+
+def test_derived_images_come_from_images_dir_and_a_missing_one_says_how_to_fetch_it(tmp_path):
+    """kubernetes: derives the images; their layouts are expected at <images_dir>/<name>_<tag>
+    (a directory or a .tar); every missing one is named with its skopeo command before anything
+    is imported; an images: item with the same name and tag overrides the location."""
+    from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec as sps
+    images = tmp_path / "images"
+    spec = {"name": "k", "version": "1",
+            "kubernetes": {"versions": ["1.31.1"], "network_plugins": ["flannel"], "images_dir": str(images)}}
+    derived = sps.kubernetes_images(spec)
+    for img in derived[2:]:   # kube-apiserver and kube-controller-manager left out
+        write_layout(images / f"{img['name'].split('/', 1)[1]}_{img['tag']}", img["tag"], [img["tag"].encode()])
+    with pytest.raises(b.BuildError) as e:
+        build(spec, tmp_path)
+    msg = str(e.value)
+    assert msg.startswith("2 image(s) missing:")
+    assert (f"library/kube-apiserver:v1.31.1 (Kubernetes 1.31.1): no OCI layout at {images}/kube-apiserver_v1.31.1 "
+            f"(or .tar); fetch it with: skopeo copy docker://registry.k8s.io/kube-apiserver:v1.31.1 "
+            f"oci:{images}/kube-apiserver_v1.31.1:v1.31.1") in msg
+    assert "library/kube-controller-manager:v1.31.1" in msg and "coredns" not in msg
+    assert not (tmp_path / "out" / "k-1" / "registry").exists()
+
+    # one as a tar beside the others, the other given by an images: override elsewhere
+    write_layout(tmp_path / "x", "v1.31.1", [b"api"])
+    subprocess.run(["tar", "-C", str(tmp_path / "x"), "-cf", str(images / "kube-apiserver_v1.31.1.tar"), "."],
+                   check=True)
+    write_layout(tmp_path / "kcm-elsewhere", "v1.31.1", [b"kcm"])
+    spec["images"] = [{"name": "library/kube-controller-manager", "tag": "v1.31.1",
+                       "path": str(tmp_path / "kcm-elsewhere")}]
+    res = build(spec, tmp_path)
+    m = json.loads((tmp_path / "out" / "k-1" / "manifest.json").read_text())
+    refs = sorted(f"{i['name']}:{i['tag']}" for i in m["contents"]["images"])
+    assert refs == sorted(f"{i['name']}:{i['tag']}" for i in derived)
+    assert m["contents"]["kubernetes"] == {"versions": ["1.31.1"], "network_plugins": ["flannel"],
+                                           "namespace": "library"}
+    assert "registry library/pause:3.10" in res["changes"]
+    assert not build(spec, tmp_path)["changed"]

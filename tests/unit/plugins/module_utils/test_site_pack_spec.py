@@ -38,3 +38,49 @@ def test_label_and_basename():
     assert s.label("images", {"name": "a/b", "tag": "1"}, 0) == "images a/b:1"
     assert s.label("charts", {"url": "http://h/x/c.tgz?y=1"}, 3) == "charts c.tgz?y=1"
     assert s.basename({"url": "http://h/x/c.tgz?y=1"}) == "c.tgz"
+
+
+K8S = {"versions": ["1.30.4"], "network_plugins": ["calico"], "images_dir": "/build/images"}
+
+
+@pytest.mark.parametrize("k8s,error", [
+    ({**K8S, "versions": ["1.31.9"]}, "kubernetes.versions: Kubernetes 1.31.9: the images kubeadm needs for it are not "
+                                      "confirmed here"),
+    ({**K8S, "versions": ["v1.30"]}, "is not a release like 1.30.4"),
+    ({**K8S, "versions": []}, "kubernetes.versions: list the Kubernetes release(s)"),
+    ({**K8S, "network_plugins": ["weave"]}, "kubernetes.network_plugins: 'weave' is not one of calico, flannel"),
+    ({**K8S, "images_dir": None}, "kubernetes.images_dir: the directory holding the OCI layouts"),
+    ({**K8S, "namespace": "Lib"}, "kubernetes.namespace: must be a registry namespace"),
+    ({**K8S, "registry": "x"}, "kubernetes takes images_dir, namespace, network_plugins, versions"),
+])
+def test_kubernetes_section_errors(k8s, error):
+    errors = s.validate({**GOOD, "kubernetes": k8s})
+    assert any(error in e for e in errors), errors
+
+
+def test_images_derived_from_versions_and_plugins_with_overrides():
+    spec = {**GOOD, "kubernetes": {**K8S, "versions": ["1.30.4", "1.30.5"], "network_plugins": ["flannel"]}}
+    assert s.validate(spec) == []
+    derived = s.kubernetes_images(spec)
+    refs = [f"{i['name']}:{i['tag']}" for i in derived]
+    # 1.30.4 and 1.30.5 share pause 3.9: listed once, for both
+    assert refs == [f"library/{c}:v1.30.4" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                                                     "kube-proxy")] + [
+        "library/coredns:v1.11.1", "library/pause:3.9", "library/etcd:3.5.12-0"] + [
+        f"library/{c}:v1.30.5" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                                         "kube-proxy")] + [
+        "library/coredns:v1.11.3", "library/etcd:3.5.15-0",
+        "library/flannel:v0.28.9", "library/flannel-cni-plugin:v1.9.1-flannel3"]
+    pause = next(i for i in derived if i["name"] == "library/pause")
+    assert pause == {"name": "library/pause", "tag": "3.9", "source": "registry.k8s.io/pause",
+                     "for": "Kubernetes 1.30.4, Kubernetes 1.30.5", "path": "/build/images/pause_3.9"}
+    # an images: item with a derived image's name and tag replaces it; the site's own images stay
+    own = {"name": "library/pause", "tag": "3.9", "path": "/elsewhere/pause.tar", "sha256": SHA}
+    images = s.pack_images({**spec, "images": [GOOD["images"][0], own]})
+    assert images[:2] == [GOOD["images"][0], own]
+    assert [i for i in images if i["name"] == "library/pause"] == [own]
+    assert len(images) == 2 + len(derived) - 1
+    # another namespace (tke_registry_namespace) names every derived image
+    other = s.kubernetes_images({"kubernetes": {**K8S, "namespace": "tke"}})
+    assert {i["name"].split("/")[0] for i in other} == {"tke"}
+    assert s.kubernetes_images(GOOD) == [] and s.pack_images(GOOD) == GOOD["images"]

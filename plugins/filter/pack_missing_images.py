@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""The images a site pulls that a site pack's registry lacks."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: pack_missing_images
+short_description: The images a site pulls that a site pack's registry lacks
+version_added: 0.3.0
+description:
+  - Takes the C(contents.images) list of a site pack manifest and returns, as
+    C(namespace/name:tag), every image a site of that Kubernetes version and network plugin pulls
+    from its registry (kubeadm's images of the release, the network plugin's images) that the
+    pack does not carry. The list comes from the same table the pack build derives its images
+    from (the C(kubernetes) section of the pack spec).
+  - Fails naming the version when the table does not know it.
+positional: version, network_plugin, namespace
+options:
+  _input:
+    description: The manifest's contents.images (each with C(name) and C(tag)).
+    type: list
+    elements: dict
+    required: true
+  version:
+    description: The site's Kubernetes version (C(tke_k8s_version)).
+    type: str
+    required: true
+  network_plugin:
+    description: The site's network plugin (C(tke_network_plugin)); C(none) needs no image.
+    type: str
+    required: true
+  namespace:
+    description: The registry namespace the cluster pulls from (C(tke_registry_namespace)).
+    type: str
+    default: library
+"""
+
+EXAMPLES = r"""
+- name: Images the pack lacks
+  ansible.builtin.debug:
+    msg: "{{ manifest.contents.images | offline_pot.tke.pack_missing_images(tke_k8s_version, tke_network_plugin) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The missing images, C(namespace/name:tag), sorted.
+  type: list
+  elements: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
+
+
+def pack_missing_images(images, version, network_plugin, namespace="library"):
+    try:
+        wanted = kube_images.site_images(str(version), str(network_plugin), str(namespace))
+    except kube_images.UnsupportedVersion as e:
+        raise AnsibleFilterError(str(e)) from e
+    present = {f"{i['name']}:{i['tag']}" for i in images or []}
+    return [ref for ref in wanted if ref not in present]
+
+
+class FilterModule:
+    def filters(self):
+        return {"pack_missing_images": pack_missing_images}
