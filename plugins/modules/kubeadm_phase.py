@@ -37,7 +37,7 @@ attributes:
   check_mode:
     details: Reports whether each phase would run and why; runs nothing and records nothing. A
       configuration that does not exist yet (an earlier task would write it) is no error in check
-      mode: its phases would run (those that run only before a first join and are recorded aside).
+      mode, its phases would run (those that run only before a first join and are recorded aside).
   diff_mode:
     details: The recorded fingerprints and the missing files, before and after.
 options:
