@@ -81,6 +81,8 @@ class ActionModule(ActionModuleBase):
                     names = [h for h, r in decision["skip"].items() if r == reason]
                     parts.append(f"skipping {', '.join(names)} ({reason})")
             result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts))
+            if self._task.check_mode:
+                result["check_pending"] = {h: ij.not_done(records.get(h), skip) for h in hosts}
         else:
             running = journal.get("running", {}).pop(phase, None) or {}
             at_start, names = ((running["fingerprints"], running.get("names")) if running.get("fingerprints")

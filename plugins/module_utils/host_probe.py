@@ -185,10 +185,13 @@ def reachability(peers, timeout=1.5):
 def fsync_latency(path, samples=200, block=2300):
     """etcd's disk test done in Python: `samples` writes of `block` bytes, each followed by
     fdatasync, in a scratch file next to path (its nearest existing parent); returns
-    {"p99_ms", "max_ms", "dir"}. The scratch file is removed."""
+    {"p99_ms", "max_ms", "dir"}. The scratch file is removed, the directory's times restored."""
     probe = path
     while probe and not os.path.isdir(probe):
         probe = os.path.dirname(probe.rstrip("/")) or "/"
+    # the probe leaves no trace: the scratch file goes and the directory keeps its times (precheck
+    # is read-only, in check mode too: docs/install.md, "Preview with --check")
+    times = os.stat(probe)
     fd, scratch = tempfile.mkstemp(dir=probe, prefix=".tke-fsync-")
     lat = []
     try:
@@ -201,6 +204,7 @@ def fsync_latency(path, samples=200, block=2300):
     finally:
         os.close(fd)
         os.unlink(scratch)
+        os.utime(probe, ns=(times.st_atime_ns, times.st_mtime_ns))
     lat.sort()
     p99 = lat[max(0, math.ceil(0.99 * len(lat)) - 1)]
     return {"p99_ms": round(p99, 2), "max_ms": round(lat[-1], 2), "dir": probe}

@@ -172,9 +172,10 @@ def fingerprint(command: str, phase: str, config_text: str, args: list[str]) -> 
 RUN_ONCE = {("join", "preflight")}
 
 
-def decide(missing: list[str], recorded: str | None, desired: str, force: bool = False,
+def decide(missing: list[str], recorded: str | None, desired: str | None, force: bool = False,
            once: bool = False) -> tuple[bool, str]:
-    """Whether a phase must run, and why (pure: the module gathers the facts)."""
+    """Whether a phase must run, and why (pure: the module gathers the facts). desired None: the
+    configuration is not written yet (check mode: an earlier task would write it)."""
     if force:
         return True, "forced"
     if once and recorded is not None and not missing:
@@ -183,6 +184,8 @@ def decide(missing: list[str], recorded: str | None, desired: str, force: bool =
         return True, "missing: " + ", ".join(missing)
     if recorded is None:
         return True, "never ran with this tool (no fingerprint recorded)"
+    if desired is None:
+        return True, "its configuration is not written yet (check mode: an earlier task would write it)"
     if recorded.strip() != desired:
         return True, "configuration changed (fingerprint differs)"
     return False, "artifacts present and configuration unchanged"

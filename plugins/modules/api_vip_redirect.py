@@ -26,6 +26,10 @@ author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
+attributes:
+  check_mode:
+    details: Changes nothing. Without iptables on the host (check mode before the ha phase
+      installed it) the rule is reported as would be inserted, unchecked and unprobed.
 options:
   vip:
     description: Address of the load balancer (IPv4).
@@ -123,9 +127,15 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    ipt = module.get_bin_path("iptables", required=True)
-    base = [ipt, "-w", "-t", "nat"]
     rule = nat_redirect.rule_args(p["vip"], p["vport"], p["to_port"], p["comment"])
+    ipt = module.get_bin_path("iptables", required=not module.check_mode)
+    if not ipt:
+        # check mode before iptables is installed (the task before this one would install it)
+        after = " ".join(["-A", nat_redirect.CHAIN] + rule) + "\n" if p["state"] == "present" else ""
+        module.exit_json(changed=bool(after), rule=rule, deleted=[], inserted=bool(after), probe="skipped",
+                         msg="check mode: iptables is not installed yet; the rule is not checked",
+                         diff=dict(before="", after=after))
+    base = [ipt, "-w", "-t", "nat"]
 
     rc, listing, err = module.run_command(base + ["-S", nat_redirect.CHAIN])
     if rc != 0:

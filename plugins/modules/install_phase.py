@@ -86,6 +86,13 @@ run_hosts:
   description: Hosts that run the phase.
   returned: state=start
   type: list
+check_pending:
+  description: >-
+    Check mode only: host -> the phases it does not record done (hooks and tke_skip_phases aside),
+    in order. What they make is not on the host yet; roles/tke/tasks/phase_start.yml keeps it as
+    the host's C(tke_check_pending) (docs/install.md, "Preview with --check").
+  returned: state=start, in check mode
+  type: dict
 banner:
   description: One line saying the phase's number, name, hosts and (state=done) how long it took.
   returned: always

@@ -35,7 +35,9 @@ extends_documentation_fragment:
   - offline_pot.tke.attributes.CHANGES_HOST
 attributes:
   check_mode:
-    details: Reports whether each phase would run and why; runs nothing and records nothing.
+    details: Reports whether each phase would run and why; runs nothing and records nothing. A
+      configuration that does not exist yet (an earlier task would write it) is no error in check
+      mode, its phases would run (those that run only before a first join and are recorded aside).
   diff_mode:
     details: The recorded fingerprints and the missing files, before and after.
 options:
@@ -194,7 +196,7 @@ def _one(module, p, phase, config_text):
                                 p["kubernetes_dir"])
     except ValueError as e:
         raise _Failed(str(e), dict(phase=phase))
-    desired = kp.fingerprint(p["command"], phase, config_text, args)
+    desired = None if config_text is None else kp.fingerprint(p["command"], phase, config_text, args)
     record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
     recorded = _read(record)
     missing = [a for a in artifacts if not os.path.exists(a)]
@@ -250,7 +252,7 @@ def main():
         recorded = _recorded(p, phases)
         module.exit_json(changed=False, recorded=recorded, all_recorded=all(recorded.values()))
     config_text = _read(p["config"])
-    if config_text is None:
+    if config_text is None and not module.check_mode:
         module.fail_json(msg=f"kubeadm configuration {p['config']} does not exist")
     results, failure = [], None
     for phase in phases:
@@ -264,7 +266,7 @@ def main():
     recorded = _recorded(p, phases)
     out = dict(changed=bool(ran), results=results, ran=ran, recorded=recorded, all_recorded=all(recorded.values()))
     if module._diff:
-        out["diff"] = [dict(before=r.pop("before"), after=dict(fingerprint=r.get("fingerprint", ""), missing=[]),
+        out["diff"] = [dict(before=r.pop("before"), after=dict(fingerprint=r.get("fingerprint") or "", missing=[]),
                             before_header=os.path.join(p["state_dir"], kp.state_name(p["command"], r["phase"])),
                             after_header=os.path.join(p["state_dir"], kp.state_name(p["command"], r["phase"])))
                        for r in results if "before" in r]

@@ -274,6 +274,16 @@ def parse_host_read(stdout, record_dir):
     return machine or None, record
 
 
+def not_done(record, skip=()):
+    """The phases (hooks aside) a host does not record done (parse_host_read's record; None: the
+    host could not say, so none), in order, leaving out those the skip list names (the site does
+    their work itself). In check mode what these phases make (the pack's repository, certificates,
+    services, the API server) is not on the host, so the tasks that need it say what they would do
+    instead of checking it (docs/install.md, "Preview with --check")."""
+    record = record or {}
+    return [p for p in USER_PHASES if p not in record and p not in skip]
+
+
 def record(journal, phase, fingerprints, now, machines=None, names=None):
     """Mark the phase done on these hosts (with their machine ids when known, and the hosts the
     phase's configuration names, when given); returns the updated journal (the input is not

@@ -84,6 +84,14 @@ def test_decide(missing, recorded, force, once, expected):
     assert kp.decide(missing, recorded, "fp", force, once) == expected
 
 
+def test_decide_without_a_configuration_yet():
+    # check mode: an earlier task would write the configuration; its fingerprint is unknown
+    assert kp.decide([], "fp", None) == (
+        True, "its configuration is not written yet (check mode: an earlier task would write it)")
+    assert kp.decide(["/x"], None, None) == (True, "missing: /x")
+    assert kp.decide([], "fp", None, once=True)[0] is False
+
+
 def test_argv_and_state_name():
     assert kp.argv("/k", "init", "certs all", "/c.yaml", ["--v=2"]) == [
         "/k", "init", "phase", "certs", "all", "--config", "/c.yaml", "--v=2"]

@@ -72,6 +72,21 @@ def test_recorded_tells_whether_the_node_joined_and_runs_nothing(site, capsys):
     assert out["all_recorded"] is True and len(calls(site)) == 3
 
 
+def test_a_configuration_not_written_yet_fails_a_run_and_is_previewed_in_check_mode(site, capsys):
+    args = dict(site["args"], config=str(site["tmp"] / "not-yet.yaml"))
+    rc, out = run(capsys, phases=PHASES, **args)
+    assert rc == 1 and "not-yet.yaml does not exist" in out["msg"]
+    # check mode before kubeadm_config wrote it: every phase would run, saying why (upload-config is
+    # recorded with another configuration's fingerprint, which cannot be compared yet)
+    rc, out = run(capsys, phases=["upload-config all"] + PHASES, _ansible_check_mode=True, _ansible_diff=True, **args)
+    assert rc == 0 and out["changed"] and out["ran"] == ["upload-config all"] + PHASES, out
+    assert [r["reason"] for r in out["results"]] == [
+        "its configuration is not written yet (check mode: an earlier task would write it)"] + [
+        "never ran with this tool (no fingerprint recorded)"] * 3
+    assert calls(site) == [] and not (site["tmp"] / "not-yet.yaml").exists()
+    assert sorted(p.name for p in (site["tmp"] / "state").iterdir()) == ["init-upload-config-all.sha256"]
+
+
 def test_check_mode_reports_what_would_run_and_runs_nothing(site, capsys):
     rc, out = run(capsys, phases=PHASES, _ansible_check_mode=True, **site["args"])
     assert rc == 0 and out["changed"] and out["ran"] == PHASES and calls(site) == []

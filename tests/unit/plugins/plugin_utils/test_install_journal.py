@@ -138,6 +138,17 @@ def test_parse_host_read():
     assert j.parse_host_read("\n", "/var/lib/x") == (None, {})
 
 
+def test_not_done_lists_the_phases_a_host_does_not_record_in_order():
+    # (check mode: what these phases make is not on the host, docs/install.md "Preview with --check")
+    assert j.not_done({}) == list(j.USER_PHASES) and j.not_done(None) == list(j.USER_PHASES)
+    assert not any(p.startswith("hook:") for p in j.not_done({}))
+    done = {"precheck": "a", "offline": "b"}
+    assert j.not_done(done)[:3] == ["validate", "host_init", "pki"] and not set(done) & set(j.not_done(done))
+    # a phase the site skips (tke_skip_phases) does its work itself: never pending
+    assert "offline" not in j.not_done({}, skip=["offline"])
+    assert j.not_done(dict.fromkeys(j.USER_PHASES, "x")) == []
+
+
 def test_site_names_cover_the_hosts_a_phase_names():
     groups = {"all": ["m1", "w1", "w2"], "masters": ["m1"], "workers": ["w1", "w2"]}
     hv = {"m1": {"ansible_host": "10.0.0.1"}, "w1": {"ansible_host": "10.0.0.2", "tke_node_ip": "10.1.0.2"},
