@@ -20,7 +20,7 @@ import os
 import re
 
 from urllib.error import HTTPError
-from urllib.parse import urlencode, urljoin
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from ansible.module_utils.urls import Request
 
@@ -114,7 +114,7 @@ class Registry:
 
     def upload(self, repo, digest, path):
         status, headers, dummy = self.call("POST", f"/v2/{repo}/blobs/uploads/")
-        location = urljoin(self.base + "/", headers.get("Location", ""))
+        location = upload_url(self.base, headers.get("Location", ""))
         sep = "&" if "?" in location else "?"
         with open(path, "rb") as f:
             data = f.read()
@@ -123,6 +123,17 @@ class Registry:
 
     def put_manifest(self, repo, ref, raw, media):
         self.call("PUT", f"/v2/{repo}/manifests/{ref}", data=raw, headers={"Content-Type": media})
+
+
+def upload_url(base: str, location: str) -> str:
+    """Where to PUT an upload: the Location a POST answered. A registry names itself there as
+    it is configured (distribution's http.host, a proxy's name), which the controller may not
+    resolve: its own upload endpoint (/v2/...) is reached through base, the address we use;
+    a Location elsewhere (a storage redirect) is followed as given."""
+    parts = urlsplit(location)
+    if parts.path.startswith("/v2/"):
+        return base.rstrip("/") + parts.path + (f"?{parts.query}" if parts.query else "")
+    return urljoin(base.rstrip("/") + "/", location)
 
 
 def push(registry: Registry, root: str, digest: str, target: str, tag: str, check_mode=False) -> str:

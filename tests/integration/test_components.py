@@ -175,6 +175,7 @@ def pack_v2(site):
     inputs = TOP / ".cache" / "fixture-pack" / "e2e" / "pack-inputs"
     spec = yaml.safe_load((inputs / "spec.yml").read_text())
     src = site["dir"] / "v2"
+    shutil.rmtree(src, ignore_errors=True)
     comps = {c["name"]: c for c in spec["components"]}
     shutil.copytree(comps["sample-app"]["dir"], src / "sample-app")
     (src / "sample-app" / "service.yml.j2").unlink()

@@ -71,3 +71,11 @@ def test_a_manifest_missing_from_the_storage_is_named(tmp_path):
 def test_bearer_challenge_is_parsed():
     ch = rp._challenge('Bearer realm="https://auth.example/token",service="registry",scope="repository:a:push,pull"')
     assert ch == {"realm": "https://auth.example/token", "service": "registry", "scope": "repository:a:push,pull"}
+
+
+def test_upload_url_goes_through_the_address_we_use():
+    base = "https://172.30.11.11:443"
+    assert rp.upload_url(base, "https://registry.tke.com/v2/a/blobs/uploads/u1?_state=x") == \
+        "https://172.30.11.11:443/v2/a/blobs/uploads/u1?_state=x"
+    assert rp.upload_url(base, "/v2/a/blobs/uploads/u1") == "https://172.30.11.11:443/v2/a/blobs/uploads/u1"
+    assert rp.upload_url(base, "https://s3.example/bucket/x?sig=1") == "https://s3.example/bucket/x?sig=1"
