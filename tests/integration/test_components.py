@@ -259,9 +259,14 @@ def test_decoupled_components_with_only_a_kubeconfig_and_a_registry(testhosts, s
     assert run.rc == 0, run.explain()
     assert set(run.stats) == {"localhost"}, run.explain()
     assert after == {h: n + 1 for h, n in before.items()}, (before, after)
-    assert f"{th.ip('h1')}:443/decoupled/sample-redis:7.2" in run.output and "pushed" in run.output, run.explain()
+    assert any("images pushed from the pack into the registry]: changed" in t for t in run.changed_tasks()), \
+        run.explain()
+    pushed = th.ssh("h1", "ls /var/lib/tke-registry/docker/registry/v2/repositories/decoupled/").stdout.split()
+    assert pushed == ["sample-app", "sample-redis"]
+    # ready (the run waited for it): the API double found the image the push put in the registry
     sts = json.loads(kubectl(th, "-n shop get statefulset sample-redis -o json").stdout)
     assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/decoupled/sample-redis:7.2"
+    assert sts["status"]["readyReplicas"] == 1
     assert objects_of(th, "sample-app") == APP   # uninstalled above, back with the run
     again = timed("components.yml, existing cluster again", COMPONENTS, inv, env=env)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
