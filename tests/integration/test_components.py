@@ -276,9 +276,10 @@ def test_a_component_never_ready_fails_within_its_timeout_naming_it(testhosts, s
     stuck = SAMPLE + [{"name": "sample-stuck", "namespace": "shop",
                        "ready": {"workloads": [{"kind": "Deployment", "name": "sample-stuck"}], "timeout": 15}}]
     run = timed("components.yml, a component never ready", COMPONENTS, site["inv"],
-                "-e", f"tke_site_pack={pack_v2}", *with_list(stuck))
+                "-e", f"tke_site_pack={pack_v2}", "-e", "components_only=sample-stuck", *with_list(stuck))
     assert run.rc != 0
     out = flat(run.output)
+    assert "apply (in order): sample-stuck" in out, run.explain()
     assert "component sample-stuck is not ready after 15 s: Deployment shop/sample-stuck" in out, run.explain()
     assert "timed out after 15 s waiting for Deployment shop/sample-stuck to be available (0/1 replicas" in out, \
         run.explain()
