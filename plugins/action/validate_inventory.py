@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import components
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_rules
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
@@ -49,6 +50,20 @@ def spec_problems(host, hostvars, specs, settings):
     return out
 
 
+def component_problems(host, hostvars, pack):
+    """The components of components_list between themselves and with the site pack
+    (plugin_utils/components.py); the argument spec checks each entry's types."""
+    try:
+        declared = hostvars[components.VARIABLE] if components.VARIABLE in hostvars else None
+    except Exception:  # pylint: disable=broad-except
+        return []  # not templatable: spec_problems reports it
+    out = []
+    for line in components.problems(declared, pack):
+        variable, dummy, message = line.partition(": ")
+        out.append(inventory_rules.problem(f"host {host}", variable, message))
+    return out
+
+
 class ActionModule(ActionModuleBase):
     _requires_connection = False
     ARGUMENT_SPEC = dict(extra_problems=dict(type="list", elements="str", default=[]))
@@ -61,6 +76,10 @@ class ActionModule(ActionModuleBase):
         per_host = {}
         for host in sorted(model["hosts"]):
             for p in spec_problems(host, hostvars[host], specs, model["settings"]):
+                per_host.setdefault((p["variable"], p["message"]), []).append(host)
+        pack = components.pack_components(model["settings"].get("tke_site_pack") or "")
+        for host in sorted(model["hosts"]):
+            for p in component_problems(host, hostvars[host], pack):
                 per_host.setdefault((p["variable"], p["message"]), []).append(host)
         # a value set once in group_vars is reported once, naming every host that has it
         for (variable, message), hosts in per_host.items():

@@ -106,6 +106,23 @@ def check_manifest(manifest) -> list[str]:
         p = f["path"]
         if p.startswith("/") or ".." in p.split("/") or p in (MANIFEST_NAME, SIGNATURE_NAME):
             errors.append(f"files[{i}]: path {p!r} is not a relative path inside the pack")
+    return errors + component_errors(manifest)
+
+
+def component_errors(manifest: dict) -> list[str]:
+    """Each component the manifest lists (contents.components) has its files among the pack's
+    files and its images among the pack's images (docs/components.md)."""
+    contents = manifest.get("contents") if isinstance(manifest.get("contents"), dict) else {}
+    paths = {f.get("path") for f in manifest.get("files") or [] if isinstance(f, dict)}
+    images = {f"{i.get('name')}:{i.get('tag')}" for i in contents.get("images") or [] if isinstance(i, dict)}
+    errors = []
+    for c in contents.get("components") or []:
+        name = c.get("name") if isinstance(c, dict) else None
+        if not name or not isinstance(c.get("files"), list) or not c["files"]:
+            errors.append(f"contents.components: {c!r} needs a name and its files")
+            continue
+        errors += [f"component {name}: file {f} is not in the pack" for f in c["files"] if f not in paths]
+        errors += [f"component {name}: image {i} is not in the pack" for i in c.get("images") or [] if i not in images]
     return errors
 
 

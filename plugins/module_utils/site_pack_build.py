@@ -427,6 +427,7 @@ class Builder:
         self.binaries()
         self.images()
         self.charts_section()
+        self.components_section()
         self.controller()
         self.prune()
         m = self.manifest()
@@ -439,3 +440,25 @@ class Builder:
 
     def charts_section(self) -> None:
         self.plain_files("charts", self.spec.get("charts"), "charts", ["charts"])
+
+    # --- components (docs/components.md) ------------------------------------------------------
+    TEMPLATE_SUFFIXES = (".yml", ".yaml", ".yml.j2", ".yaml.j2")
+
+    def components_section(self) -> None:
+        """components/<name>/: each component's manifest templates; contents.components lists
+        them with their files and images (the images themselves are in registry/, images())."""
+        self.contents["components"] = []
+        for i, item in enumerate(self.spec.get("components") or []):
+            what = sps.label("components", item, i)
+            src = os.path.abspath(os.path.expanduser(str(item["dir"])))
+            if not os.path.isdir(src):
+                raise BuildError(f"{what}: {src} is not a directory")
+            files = [rel for rel in pm.walk_files(src, exclude=()) if rel.endswith(self.TEMPLATE_SUFFIXES)]
+            if not files:
+                raise BuildError(f"{what}: {src} has no manifest template ({', '.join(self.TEMPLATE_SUFFIXES)})")
+            base = f"components/{item['name']}/"
+            for rel in files:
+                self.place(os.path.join(src, rel), base + rel)
+            self.contents["components"].append({
+                "name": item["name"], "dir": base, "files": [base + rel for rel in files],
+                "images": [f"{img['name']}:{img['tag']}" for img in item.get("images") or []]})

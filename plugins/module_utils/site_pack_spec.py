@@ -42,6 +42,11 @@ A spec (YAML) looks like::
     charts:
       - path: /local/chart.tgz
         sha256: <hex>
+    components:                            # docs/components.md
+      - name: sample-redis                 # components_list's source
+        dir: /local/components/sample-redis   # its manifest templates (*.yml, *.yaml, *.j2)
+        images:                            # as images: above, pre-seeded in the pack's registry
+          - {name: library/sample-redis, tag: "7.2", path: /local/sample-redis-oci}
     controller:
       python: ["3.11"]                     # the controller's Python version(s): wheels for them
       platform: manylinux2014_x86_64       # pip --platform tag(s) of the controller
@@ -64,7 +69,8 @@ TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 PYVER_RE = re.compile(r"^3\.[0-9]{1,2}$")
 PLATFORM_RE = re.compile(r"^[a-z0-9_]+$")
 CONTROLLER_KEYS = {"collections", "wheels", "requirements", "python", "platform", "collection"}
-TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller", "kubernetes"}
+TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller", "kubernetes",
+            "components"}
 KUBERNETES_KEYS = {"versions", "network_plugins", "namespace", "images_dir"}
 
 
@@ -136,7 +142,7 @@ def validate(spec) -> list[str]:
         if not isinstance(item.get("groups", []), list):
             errors.append(f"{where}: groups must be a list")
     refs = set()
-    for i, item in enumerate(spec.get("images") or []):
+    for i, item in enumerate((spec.get("images") or []) + component_images(spec)):
         where = label("images", item, i)
         if not isinstance(item, dict):
             errors.append(f"{where}: must be a mapping")
@@ -165,6 +171,44 @@ def validate(spec) -> list[str]:
             errors += _source_errors(label(f"controller.{sec}", item, i), item)
     errors += _controller_target_errors(ctl)
     errors += _kubernetes_errors(spec.get("kubernetes"))
+    errors += _components_errors(spec)
+    return errors
+
+
+# --- components (docs/components.md) ----------------------------------------------------------
+COMPONENT_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+COMPONENT_KEYS = {"name", "dir", "images"}
+
+
+def component_images(spec: dict) -> list:
+    """The images the components bring: pre-seeded and checked like the images section's."""
+    comps = spec.get("components") if isinstance(spec, dict) else None
+    if not isinstance(comps, list):
+        return []
+    return [img for c in comps if isinstance(c, dict) and isinstance(c.get("images"), list) for img in c["images"]]
+
+
+def _components_errors(spec: dict) -> list[str]:
+    comps = spec.get("components") or []
+    if not isinstance(comps, list):
+        return ["components: must be a list"]
+    errors, names = [], set()
+    for i, item in enumerate(comps):
+        where = label("components", item, i)
+        if not isinstance(item, dict):
+            errors.append(f"{where}: must be a mapping")
+            continue
+        errors += [f"{where}: unknown key {k!r}" for k in sorted(set(item) - COMPONENT_KEYS)]
+        name = item.get("name")
+        if not isinstance(name, str) or not COMPONENT_RE.match(name):
+            errors.append(f"{where}: name is required (a lowercase RFC 1123 label: a-z, 0-9, -)")
+        elif name in names:
+            errors.append(f"{where}: name is used twice")
+        names.add(name)
+        if not isinstance(item.get("dir"), str) or not item["dir"]:
+            errors.append(f"{where}: dir (the directory of its manifest templates) is required")
+        if not isinstance(item.get("images", []), list):
+            errors.append(f"{where}: images must be a list")
     return errors
 
 
@@ -251,8 +295,8 @@ def kubernetes_images(spec: dict) -> list[dict]:
 
 
 def pack_images(spec: dict) -> list[dict]:
-    """Every image the pack carries: the spec's images:, then the derived ones that images: does
+    """Every image the pack carries: the spec's images: and the components' images, then the derived ones that images: does
     not list (an images: item with a derived image's name and tag is its override)."""
-    explicit = list(spec.get("images") or [])
+    explicit = list(spec.get("images") or []) + component_images(spec)
     listed = {(i.get("name"), str(i.get("tag"))) for i in explicit}
     return explicit + [i for i in kubernetes_images(spec) if (i["name"], i["tag"]) not in listed]

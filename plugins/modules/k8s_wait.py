@@ -2,20 +2,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""Wait until Kubernetes objects are ready: DaemonSet rolled out, Deployment available, Node Ready."""
+"""Wait until Kubernetes objects are ready: DaemonSet or StatefulSet rolled out, Deployment available, Node Ready."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
 module: k8s_wait
-short_description: Wait until DaemonSets are rolled out, Deployments available or Nodes Ready
+short_description: Wait until DaemonSets or StatefulSets are rolled out, Deployments available or Nodes Ready
 version_added: 0.3.0
 description:
   - Polls the API until every object named in I(objects) is ready, or fails after I(timeout)
     seconds naming each object still waited for, what it waits for and its state.
   - DaemonSet is rolled out and Deployment available by C(kubectl rollout status)'s rule (the
-    controller saw the latest spec; every pod updated and available). Node is Ready when its
-    Ready condition is True.
+    controller saw the latest spec; every pod updated and available). StatefulSet is rolled out by
+    the same command's rule (every replica ready; the partitioned roll out done, or the current
+    revision the update revision). Node is Ready when its Ready condition is True.
   - An object may select several by I(label_selector) instead of a name; with I(names), every
     listed name must be among them (a node that never registered is named as missing).
 author:
@@ -34,19 +35,19 @@ options:
     required: true
     suboptions:
       api_version:
-        description: API group and version (C(apps/v1) for DaemonSet and Deployment, C(v1) for Node).
+        description: API group and version (C(apps/v1) for DaemonSet, Deployment and StatefulSet, C(v1) for Node).
         type: str
         default: v1
       kind:
-        description: DaemonSet, Deployment or Node.
+        description: DaemonSet, Deployment, StatefulSet or Node.
         type: str
         required: true
-        choices: [DaemonSet, Deployment, Node]
+        choices: [DaemonSet, Deployment, Node, StatefulSet]
       name:
         description: The object; without it, every object matching I(label_selector).
         type: str
       namespace:
-        description: Namespace of a DaemonSet or Deployment.
+        description: Namespace of a DaemonSet, Deployment or StatefulSet.
         type: str
       label_selector:
         description: Label selector when I(name) is not given.

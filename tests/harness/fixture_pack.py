@@ -9,7 +9,8 @@
   kubernetes: section derives (kubeadm's images of K8S_VERSIONS and the images of NETWORK_PLUGINS,
   module_utils kube_images), written where the build expects them (<images_dir>/<name>_<tag>): the
   site's registry serves every image the cluster pulls;
-- a tiny Helm chart and this checkout's collection tarball.
+- a tiny Helm chart and this checkout's collection tarball;
+- the sample components (templates/components: sample-redis, sample-app) with a stand-in image each.
 Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256), the
 fixture cannot have them.
 """
@@ -163,6 +164,25 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
     return out
 
 
+# --- the sample components (docs/components.md) ---------------------------------------------
+SAMPLE_COMPONENTS = TOP / "templates" / "components"
+# each sample component's image: a stand-in sharing the busybox layer, which only sleeps
+SAMPLE_IMAGES = {"sample-redis": ("library/sample-redis", "7.2"), "sample-app": ("library/sample-app", "1.0")}
+
+
+def sample_components(images_dir: Path, busybox: bytes, tmp: Path, work: Path) -> list[dict]:
+    """The pack spec's components: the samples' templates (copied under tmp/components, named by
+    their final place under work) with a tiny image each."""
+    out = []
+    for name, (repo, tag) in SAMPLE_IMAGES.items():
+        lay = Layout(images_dir / f"{repo.replace('/', '_')}-{tag}")
+        lay.image(tag, [busybox_layer(busybox)], ["/bin/sleep", "2147483647"])
+        shutil.copytree(SAMPLE_COMPONENTS / name, tmp / "components" / name)
+        out.append({"name": name, "dir": str(work / "components" / name),
+                    "images": [{"name": repo, "tag": tag, "path": str(lay.path).replace(str(tmp), str(work))}]})
+    return out
+
+
 # --- the whole fixture -------------------------------------------------------------------
 # glibc wheel tags a Debian 12 controller (glibc 2.36, x86_64) installs: the pack's controller section
 CONTROLLER_PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64",
@@ -225,6 +245,7 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     images = make_images(tmp / "images", files["busybox"].read_bytes(), extra_mb)
     for img in images:
         img["path"] = img["path"].replace(str(tmp), str(work))
+    components = sample_components(tmp / "images", files["busybox"].read_bytes(), tmp, work)
     chart = tmp / "hello-0.1.0.tgz"
     with tarfile.open(chart, "w:gz") as t:
         for name, text in {"hello/Chart.yaml": "apiVersion: v2\nname: hello\nversion: 0.1.0\n",
@@ -242,6 +263,7 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
             "os_packages": {"deb": [{"apt": ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend"]}]},
             "binaries": binaries, "images": images, "kubernetes": kubernetes_section(work / "images"),
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
+            "components": components,
             "controller": {"collections": [{"path": str(work / "collections" / ctar.name), "sha256": sha256(ctar)}]}}
     # a real wheel that is on every CPython: the one ensurepip carries
     import ensurepip
@@ -319,7 +341,8 @@ def ensure_pack(cache: Path, repo: Path | None) -> Path:
 def _ensure_pack(cache: Path, repo: Path | None) -> Path:
     from harness.playbook import run_playbook
     recipe = [Path(__file__), TOP / "plugins" / "module_utils" / "kube_images.py",
-              *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py"))]
+              *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py")),
+              *sorted(SAMPLE_COMPONENTS.rglob("*.j2"))]
     key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"

@@ -38,7 +38,7 @@ def test_roles_and_playbooks_match_the_folders(folder, suffix):
     on_disk = {p.name[:-len(suffix)] if suffix else p.name for p in (TOP / folder).iterdir()
                if (p.name.endswith(suffix) if suffix else p.is_dir())}
     assert present == on_disk
-    assert planned and not planned & on_disk, "marked planned but exists"
+    assert not planned & on_disk, "marked planned but exists"
 
 
 def test_every_top_level_folder_and_plugin_folder_is_listed():

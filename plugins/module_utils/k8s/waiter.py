@@ -4,7 +4,8 @@
 """When an object is ready (pure rules, tests/unit/plugins/module_utils/k8s/test_waiter.py) and
 the polling wait. The rules are kubectl's: `kubectl rollout status` for DaemonSets and
 Deployments (k8s.io/kubectl/pkg/polymorphichelpers/rollout_status.go: observedGeneration caught
-up, every pod updated and available) and the node lifecycle's Ready condition for Nodes
+up, every pod updated and available; for StatefulSets isStatefulSetRolloutDone's rule: ready replicas,
+the partitioned roll out or the update revision) and the node lifecycle's Ready condition for Nodes
 (k8s.io/api/core/v1 types.go NodeReady)."""
 from __future__ import annotations
 
@@ -32,6 +33,27 @@ def deployment_available(dep):
     return ok, f"{available}/{want} replicas available, {updated} updated"
 
 
+def statefulset_rolled_out(sts):
+    """kubectl rollout status's rule for StatefulSets (rollout_status.go, StatefulSetStatusViewer):
+    only a RollingUpdate strategy has a roll out (the API's default strategy: k8s.io/api apps/v1
+    StatefulSetUpdateStrategy); the spec observed; readyReplicas up to spec.replicas (default 1);
+    with rollingUpdate settings, updatedReplicas >= replicas - partition, else the current
+    revision is the update revision."""
+    spec, s = sts.get("spec") or {}, sts.get("status") or {}
+    strategy = spec.get("updateStrategy") or {}
+    want = spec.get("replicas", 1)
+    ready, updated = s.get("readyReplicas", 0), s.get("updatedReplicas", 0)
+    detail = f"{ready}/{want} replicas ready, {updated} updated"
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return True, detail
+    if not s.get("observedGeneration") or not _generation_seen(sts) or ready < want:
+        return False, detail
+    if strategy.get("rollingUpdate") is not None:
+        partition = strategy["rollingUpdate"].get("partition")
+        return (partition is None or updated >= want - partition), detail
+    return s.get("updateRevision") == s.get("currentRevision"), detail
+
+
 def node_ready(node):
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
@@ -44,6 +66,7 @@ def node_ready(node):
 RULES = {
     "DaemonSet": ("rolled out", daemonset_rolled_out),
     "Deployment": ("available", deployment_available),
+    "StatefulSet": ("rolled out", statefulset_rolled_out),
     "Node": ("Ready", node_ready),
 }
 

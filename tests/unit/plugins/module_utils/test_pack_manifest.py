@@ -53,6 +53,19 @@ def test_bad_manifests(tree, change, error):
     assert any(error in e for e in pm.check_manifest({**m, **change}))
 
 
+def test_components_must_have_their_files_and_images_in_the_pack(tree):
+    dummy, m = tree
+    path = m["files"][0]["path"]
+    good = {**m, "contents": {"images": [{"name": "library/r", "tag": "1"}],
+                              "components": [{"name": "r", "files": [path], "images": ["library/r:1"]}]}}
+    assert pm.check_manifest(good) == []
+    bad = {**m, "contents": {"images": [], "components": [{"name": "r", "files": [path, "components/r/x.yml"],
+                                                           "images": ["library/r:1"]}, {"files": []}]}}
+    assert pm.check_manifest(bad) == ["component r: file components/r/x.yml is not in the pack",
+                                      "component r: image library/r:1 is not in the pack",
+                                      "contents.components: {'files': []} needs a name and its files"]
+
+
 def test_scan_reuses_known_hashes_for_unchanged_files(tree):
     root, dummy = tree
     known = pm.scan_tree(str(root))

@@ -171,3 +171,43 @@ def test_derived_images_come_from_images_dir_and_a_missing_one_says_how_to_fetch
                                            "namespace": "library"}
     assert "registry library/pause:3.10" in res["changes"]
     assert not build(spec, tmp_path)["changed"]
+
+
+# --- components (docs/components.md) -------------------------------------------------------------
+def with_component(spec, tmp_path):
+    src = tmp_path / "src" / "redis"
+    src.mkdir(parents=True)
+    (src / "statefulset.yml.j2").write_text("kind: StatefulSet\n")
+    (src / "service.yaml").write_text("kind: Service\n")
+    (src / "README.md").write_text("not a template\n")
+    write_layout(tmp_path / "src" / "img-redis", "7.2", [b"redis"])
+    spec["components"] = [{"name": "sample-redis", "dir": str(src),
+                           "images": [{"name": "library/sample-redis", "tag": "7.2",
+                                       "path": str(tmp_path / "src" / "img-redis")}]}]
+    return src
+
+
+def test_components_are_collected_with_their_images(spec, tmp_path):
+    src = with_component(spec, tmp_path)
+    build(spec, tmp_path)
+    m = json.loads((tmp_path / "out" / "s-1" / "manifest.json").read_text())
+    assert m["contents"]["components"] == [{
+        "name": "sample-redis", "dir": "components/sample-redis/",
+        "files": ["components/sample-redis/service.yaml", "components/sample-redis/statefulset.yml.j2"],
+        "images": ["library/sample-redis:7.2"]}]
+    assert "library/sample-redis" in [i["name"] for i in m["contents"]["images"]]
+    paths = {f["path"] for f in m["files"]}
+    assert "components/sample-redis/statefulset.yml.j2" in paths and "components/sample-redis/README.md" not in paths
+    assert not build(spec, tmp_path)["changed"]
+    # a template dropped from the component's directory is dropped from the pack
+    (src / "service.yaml").unlink()
+    again = build(spec, tmp_path)
+    assert "removed components/sample-redis/service.yaml" in again["changes"]
+
+
+def test_a_component_without_templates_is_named(spec, tmp_path):
+    src = with_component(spec, tmp_path)
+    for f in src.glob("*.y*"):
+        f.unlink()
+    with pytest.raises(b.BuildError, match="components sample-redis: .* has no manifest template"):
+        build(spec, tmp_path)

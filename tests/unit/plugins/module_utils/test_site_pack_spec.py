@@ -28,10 +28,26 @@ def test_good_spec():
     ({"images": [{"name": "a", "path": "/i"}]}, "images a: tag is required"),
     ({"os_packages": {"rpm": [{"apt": ["x"]}]}}, "apt takes"),
     ({"controller": {"other": 1}}, "controller takes"),
+    ({"components": [{"name": "Redis", "dir": "/c"}]}, "components Redis: name is required (a lowercase RFC 1123"),
+    ({"components": [{"name": "redis"}]}, "components redis: dir (the directory of its manifest templates) is required"),
+    ({"components": [{"name": "redis", "dir": "/c"}] * 2}, "components redis: name is used twice"),
+    ({"components": [{"name": "redis", "dir": "/c", "extra": 1}]}, "components redis: unknown key 'extra'"),
+    # a component's images are checked as the images section's, duplicates across both included
+    ({"components": [{"name": "redis", "dir": "/c", "images": [{"name": "library/busybox", "tag": "1.35",
+                                                                "path": "/i"}]}]}, "images library/busybox:1.35: listed twice"),
+    ({"components": [{"name": "redis", "dir": "/c", "images": [{"name": "r", "tag": "1"}]}]}, "images r:1: path"),
 ])
 def test_errors_name_the_item(change, error):
     errors = s.validate({**GOOD, **change})
     assert any(error in e for e in errors), errors
+
+
+def test_components_and_their_images():
+    spec = {**GOOD, "components": [{"name": "sample-redis", "dir": "/c/redis",
+                                    "images": [{"name": "library/sample-redis", "tag": "7.2", "path": "/i"}]}]}
+    assert s.validate(spec) == []
+    assert s.component_images(spec) == [{"name": "library/sample-redis", "tag": "7.2", "path": "/i"}]
+    assert s.component_images(GOOD) == []
 
 
 def test_label_and_basename():

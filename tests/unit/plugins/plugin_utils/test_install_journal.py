@@ -92,7 +92,7 @@ def test_load_rejects_foreign_documents():
 
 def test_phase_numbers():
     assert j.phase_number("validate") == (1, len(j.PHASES))
-    assert j.USER_PHASES[-1] == "network"
+    assert j.USER_PHASES[-2:] == ("network", "components")
 
 
 def test_a_phase_run_together_runs_everywhere_when_one_host_needs_it():
@@ -176,7 +176,7 @@ INSTALL = j.INSTALL_PLAYBOOK
 def test_the_phases_are_install_yml_entries_and_each_runs_as_declared():
     import yaml
     entries = yaml.safe_load(INSTALL.read_text())
-    assert j.PHASE_NAMES[0] == "validate" and j.USER_PHASES[-1] == "network"
+    assert j.PHASE_NAMES[0] == "validate" and j.USER_PHASES[-1] == "components"
     assert len(set(j.PHASE_NAMES)) == len(j.PHASE_NAMES)
     roles = j.COLLECTION_ROOT / "roles"
     for entry in entries:

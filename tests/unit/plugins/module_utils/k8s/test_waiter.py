@@ -31,6 +31,29 @@ def test_deployment_rule():
     assert waiter.deployment_available(dep) == (True, "2/2 replicas available, 2 updated")
 
 
+def sts(replicas=2, ready=2, updated=2, generation=1, observed=1, strategy=None, **status):
+    return {"kind": "StatefulSet", "metadata": {"name": "redis", "namespace": "shop", "generation": generation},
+            "spec": {"replicas": replicas, **({"updateStrategy": strategy} if strategy is not None else {})},
+            "status": {"observedGeneration": observed, "readyReplicas": ready, "updatedReplicas": updated, **status}}
+
+
+def test_statefulset_rule():
+    assert waiter.statefulset_rolled_out(sts()) == (True, "2/2 replicas ready, 2 updated")
+    assert not waiter.statefulset_rolled_out(sts(ready=1))[0]
+    assert not waiter.statefulset_rolled_out(sts(generation=2))[0]        # spec not observed yet
+    assert not waiter.statefulset_rolled_out(sts(observed=0, generation=0))[0]
+    # no rollingUpdate settings: the revisions decide
+    assert not waiter.statefulset_rolled_out(sts(currentRevision="r1", updateRevision="r2"))[0]
+    assert waiter.statefulset_rolled_out(sts(currentRevision="r2", updateRevision="r2"))[0]
+    # a partitioned roll out: replicas - partition updated is done, whatever the revisions
+    part = {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}
+    assert waiter.statefulset_rolled_out(sts(updated=1, strategy=part, currentRevision="a", updateRevision="b"))[0]
+    assert not waiter.statefulset_rolled_out(sts(updated=0, strategy=part))[0]
+    # OnDelete has no roll out to wait for
+    assert waiter.statefulset_rolled_out(sts(ready=0, strategy={"type": "OnDelete"}))[0]
+    assert waiter.pending([sts(ready=0)]) == [("StatefulSet shop/redis", "rolled out", "0/2 replicas ready, 2 updated")]
+
+
 def test_node_rule():
     assert waiter.node_ready(node("m1")) == (True, "Ready=True")
     assert waiter.node_ready(node("w1", "False", "KubeletNotReady")) == (False, "Ready=False: KubeletNotReady")

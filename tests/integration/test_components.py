@@ -1,0 +1,286 @@
+"""Components (docs/components.md) on the smallest site: h1 master with external etcd and the
+registry, h2 worker, no HA. Everything from the fixture site pack, which carries the two sample
+components (templates/components: sample-redis, a StatefulSet datastore, and sample-app, a
+Deployment that depends on it) with tiny stand-in images. The kube-apiserver is the test double
+(tests/apiserver_double): it validates every object against Kubernetes' schemas and reports a
+workload ready when its images exist in the registry it names and a fitting node is Ready.
+
+One install, then the scenarios in this order on that site (each builds on the previous state):
+installed and ready; re-run changed=0; a value changed -> only that component re-applied; an
+object dropped from a new pack -> pruned; uninstall one -> gone, the other untouched; again ->
+changed=0; the decoupled run through components.yml with only a kubeconfig and a registry (images
+pushed into another registry namespace; no SSH login on the cluster hosts); a component whose
+image never appears fails within its timeout naming it and its object. Validation names a cycle
+and a source the pack does not have before any host is touched.
+"""
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import fixture_pack, kubeadm_double
+from harness.playbook import TOP, run_playbook
+
+INSTALL = TOP / "install.yml"
+COMPONENTS = TOP / "playbooks" / "components.yml"
+NODES = ["h1", "h2"]
+SAMPLE = [
+    {"name": "sample-redis", "namespace": "shop", "values": {"replicas": 1, "maxmemory": "64mb"},
+     "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}},
+    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"], "values": {"greeting": "hello"},
+     "ready": {"workloads": [{"kind": "Deployment", "name": "sample-app"}], "timeout": 120}},
+]
+REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
+APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
+KINDS = "configmaps,services,statefulsets,deployments"
+STUCK = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sample-stuck
+  namespace: {{ component.namespace }}
+spec:
+  selector:
+    matchLabels: {app: sample-stuck}
+  template:
+    metadata:
+      labels: {app: sample-stuck}
+    spec:
+      containers:
+        - name: stuck
+          image: {{ components_image_prefix }}/never-pushed:0
+"""
+
+
+def flat(text):
+    return " ".join(text.split())
+
+
+def timed(name, *args, **kw):
+    start = time.monotonic()
+    run = run_playbook(*args, **kw)
+    run.seconds = round(time.monotonic() - start, 1)
+    print(f"\n[timing] {name}: {run.seconds} s")
+    return run
+
+
+def with_list(components):
+    return ("-e", json.dumps({"components_list": components}))
+
+
+@pytest.fixture(scope="module")
+def site(testhosts, tmp_path_factory):
+    th = testhosts
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    kubeadm_double.install(th, names=NODES)
+    # TH_COMPONENTS_DIR: a stable site directory (inventory, journal), to resume the scenario on
+    # hosts kept with TH_KEEP=1 after a failure
+    d = (Path(os.environ["TH_COMPONENTS_DIR"]) if os.environ.get("TH_COMPONENTS_DIR")
+         else tmp_path_factory.mktemp("components"))
+    inv = th.write_inventory(
+        d / "hosts.yml", groups={"masters": ["h1"], "workers": ["h2"], "etcd": ["h1"], "registry": ["h1"]},
+        group_vars={"tke_site_pack": str(pack), "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
+                    "components_list": SAMPLE})
+    return {"inv": inv, "dir": d, "pack": pack}
+
+
+def kubectl(th, args):
+    """kubectl on h1 through the admin kubeconfig (Debian's kubernetes-client: independent of the
+    collection's own API client)."""
+    return th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
+
+
+def objects_of(th, component):
+    out = kubectl(th, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
+    assert out.returncode == 0, out.stderr
+    return sorted(f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}"
+                  for o in json.loads(out.stdout)["items"])
+
+
+def versions(th, component):
+    """resourceVersion of each object of a component: unchanged means untouched."""
+    out = kubectl(th, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
+    return {f"{o['kind']} {o['metadata']['name']}": o["metadata"]["resourceVersion"]
+            for o in json.loads(out.stdout)["items"]}
+
+
+def applied_components(run):
+    """The components whose apply task reported a change."""
+    mark = "Applied, objects it no longer has pruned: component "
+    return sorted({t.split(mark, 1)[1].split("]", 1)[0] for t in run.changed_tasks() if mark in t})
+
+
+@pytest.fixture(scope="module")
+def installed(testhosts, site):
+    run = timed("install (2 hosts, 2 components)", INSTALL, site["inv"])
+    assert run.rc == 0, run.explain()
+    testhosts.ssh("h1", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+                        "kubernetes-client) >/dev/null 2>&1")
+    return run
+
+
+def test_validation_names_a_cycle_and_a_source_missing_from_the_pack(site):
+    cyclic = [dict(SAMPLE[0], depends_on=["sample-app"]), SAMPLE[1], {"name": "mysql", "namespace": "shop"}]
+    run = run_playbook(INSTALL, site["inv"], "--tags", "validate", *with_list(cyclic))
+    assert run.rc != 0
+    assert "components_list: depends_on makes a cycle: sample-app -> sample-redis -> sample-app" in flat(run.output) \
+        or "components_list: depends_on makes a cycle: sample-redis -> sample-app -> sample-redis" in flat(run.output), \
+        run.explain()
+    assert ("hosts h1, h2: components_list[2] (mysql): source 'mysql' is not a component of the site pack "
+            "(the pack has: sample-app, sample-redis)") in flat(run.output), run.explain()
+
+
+def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, installed):
+    out = flat(installed.output)
+    assert "apply (in order): sample-redis, sample-app" in out, installed.explain()
+    assert out.index("Workloads ready within the timeout: component sample-redis") \
+        < out.index("Applied, objects it no longer has pruned: component sample-app")
+    assert objects_of(testhosts, "sample-redis") == REDIS
+    assert objects_of(testhosts, "sample-app") == APP
+    sts = json.loads(kubectl(testhosts, "-n shop get statefulset sample-redis -o json").stdout)
+    assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/library/sample-redis:7.2"
+    assert sts["status"]["readyReplicas"] == 1
+    cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-app-config -o json").stdout)["data"]
+    assert cfg == {"REDIS_ADDR": "sample-redis.shop.svc:6379", "GREETING": "hello"}
+
+
+def test_rerun_changes_nothing(site, installed):
+    again = timed("components.yml again", COMPONENTS, site["inv"])
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    assert "Workloads ready within the timeout: component sample-app" in again.output
+
+
+def test_a_changed_value_reapplies_only_that_component(testhosts, site, installed):
+    redis = versions(testhosts, "sample-redis")
+    changed = [SAMPLE[0], dict(SAMPLE[1], values={"greeting": "bonjour"})]
+    run = timed("components.yml, one value changed", COMPONENTS, site["inv"], *with_list(changed))
+    assert run.rc == 0, run.explain()
+    assert applied_components(run) == ["sample-app"], run.explain()
+    cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-app-config -o json").stdout)["data"]
+    assert cfg["GREETING"] == "bonjour"
+    assert versions(testhosts, "sample-redis") == redis
+
+
+@pytest.fixture(scope="module")
+def pack_v2(site):
+    """A new version of the components' pack: sample-app without its Service, and sample-stuck, a
+    Deployment whose image no registry has. Built by site_pack.yml from the fixture's inputs and
+    signed with the test site owner's key."""
+    inputs = TOP / ".cache" / "fixture-pack" / "e2e" / "pack-inputs"
+    spec = yaml.safe_load((inputs / "spec.yml").read_text())
+    src = site["dir"] / "v2"
+    shutil.rmtree(src, ignore_errors=True)
+    comps = {c["name"]: c for c in spec["components"]}
+    shutil.copytree(comps["sample-app"]["dir"], src / "sample-app")
+    (src / "sample-app" / "service.yml.j2").unlink()
+    (src / "sample-stuck").mkdir(parents=True)
+    (src / "sample-stuck" / "deployment.yml.j2").write_text(STUCK)
+    v2 = {"name": "components", "version": "2",
+          "components": [comps["sample-redis"], dict(comps["sample-app"], dir=str(src / "sample-app")),
+                         {"name": "sample-stuck", "dir": str(src / "sample-stuck")}]}
+    (src / "spec.yml").write_text(yaml.safe_dump(v2))
+    local = src / "local.yml"
+    local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    run = timed("site_pack.yml (components v2)", TOP / "playbooks" / "site_pack.yml", local,
+                "-e", f"pack_spec={src / 'spec.yml'}", "-e", f"pack_output_dir={src / 'out'}",
+                "-e", f"pack_cache_dir={src / 'cache'}", "-e", f"pack_signing_key={fixture_pack.signing_key()}")
+    assert run.rc == 0, run.explain()
+    return src / "out" / "components-2"
+
+
+def test_an_object_dropped_from_a_new_pack_is_pruned(testhosts, site, installed, pack_v2):
+    redis = versions(testhosts, "sample-redis")
+    run = timed("components.yml, pack v2", COMPONENTS, site["inv"], "--diff", "-e", f"tke_site_pack={pack_v2}")
+    assert run.rc == 0, run.explain()
+    assert "before: Service shop/sample-app" in run.output and "after: (deleted)" in run.output, run.explain()
+    assert objects_of(testhosts, "sample-app") == [o for o in APP if not o.startswith("Service")]
+    assert applied_components(run) == ["sample-app"] and versions(testhosts, "sample-redis") == redis
+
+
+def test_uninstall_one_leaves_the_other_and_twice_changes_nothing(testhosts, site, installed, pack_v2):
+    redis = versions(testhosts, "sample-redis")
+    absent = ("-e", "components_state=absent", "-e", "components_only=sample-app")
+    run = timed("uninstall sample-app", COMPONENTS, site["inv"], *absent)
+    assert run.rc == 0 and "remove (in order): sample-app" in flat(run.output), run.explain()
+    assert objects_of(testhosts, "sample-app") == []
+    assert objects_of(testhosts, "sample-redis") == REDIS and versions(testhosts, "sample-redis") == redis
+    again = timed("uninstall sample-app again", COMPONENTS, site["inv"], *absent)
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    # a dependency of a component that stays is refused, and so is removing all unconfirmed
+    # (with the small pack v2: these stop at the plan, after the pack's verification)
+    small = ("-e", f"tke_site_pack={pack_v2}")
+    refused = run_playbook(COMPONENTS, site["inv"], *small, "-e", "components_state=absent",
+                           "-e", "components_only=sample-redis")
+    assert refused.rc != 0 and "sample-redis is needed by sample-app" in flat(refused.output), refused.explain()
+    unconfirmed = run_playbook(COMPONENTS, site["inv"], *small, "-e", "components_state=absent")
+    assert unconfirmed.rc != 0 and "components_confirm=true" in unconfirmed.output, unconfirmed.explain()
+    assert objects_of(testhosts, "sample-redis") == REDIS
+
+
+def ssh_logins(th, host):
+    """Accepted logins in the host's sshd log (this very look is one of them)."""
+    out = th.ssh(host, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true")
+    return int(out.stdout.strip() or 0)
+
+
+def test_decoupled_components_with_only_a_kubeconfig_and_a_registry(testhosts, site, installed, tmp_path):
+    """An inventory with no host of the cluster: a kubeconfig (the site's admin one, its server the
+    master's address as a user would give it), a registry and the pack. The images are pushed into
+    another registry namespace (so the workloads are ready only if the push worked); the cluster
+    hosts' sshd logs show no login but the test's own looks."""
+    th = testhosts
+    kubeconfig = yaml.safe_load((site["dir"] / ".tke" / "pki" / "kubeconfigs" / "admin.conf").read_text())
+    for c in kubeconfig["clusters"]:
+        c["cluster"]["server"] = f"https://{th.ip('h1')}:6443"
+    (tmp_path / "admin.conf").write_text(yaml.safe_dump(kubeconfig))
+    (tmp_path / "admin.conf").chmod(0o600)
+    group_vars = yaml.safe_load(site["inv"].read_text())["all"]["vars"]
+    inv = tmp_path / "existing.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {
+        "tke_site_pack": str(site["pack"]), "tke_site_pack_pubkey": group_vars["tke_site_pack_pubkey"],
+        "tke_admin_password": group_vars["tke_admin_password"],
+        "components_kubeconfig": str(tmp_path / "admin.conf"), "components_image_namespace": "decoupled",
+        "components_push_registry": f"{th.ip('h1')}:443",
+        "components_push_ca": str(site["dir"] / ".tke" / "pki" / "ca.crt"),
+        "components_push_user": "admin", "components_push_password": group_vars["tke_admin_password"],
+        "components_list": SAMPLE}}}))
+    # a fresh ControlPath directory: no SSH connection of an earlier run can be reused
+    env = {"ANSIBLE_SSH_CONTROL_PATH_DIR": str(tmp_path / "cp")}
+    before = {h: ssh_logins(th, h) for h in NODES}
+    run = timed("components.yml, existing cluster", COMPONENTS, inv, env=env)
+    after = {h: ssh_logins(th, h) for h in NODES}
+    assert run.rc == 0, run.explain()
+    assert set(run.stats) == {"localhost"}, run.explain()
+    assert after == {h: n + 1 for h, n in before.items()}, (before, after)
+    assert any("images pushed from the pack into the registry]: changed" in t for t in run.changed_tasks()), \
+        run.explain()
+    pushed = th.ssh("h1", "ls /var/lib/tke-registry/docker/registry/v2/repositories/decoupled/").stdout.split()
+    assert pushed == ["sample-app", "sample-redis"]
+    # ready (the run waited for it): the API double found the image the push put in the registry
+    sts = json.loads(kubectl(th, "-n shop get statefulset sample-redis -o json").stdout)
+    assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/decoupled/sample-redis:7.2"
+    assert sts["status"]["readyReplicas"] == 1
+    assert objects_of(th, "sample-app") == APP   # uninstalled above, back with the run
+    again = timed("components.yml, existing cluster again", COMPONENTS, inv, env=env)
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+
+
+def test_a_component_never_ready_fails_within_its_timeout_naming_it(testhosts, site, installed, pack_v2):
+    stuck = SAMPLE + [{"name": "sample-stuck", "namespace": "shop",
+                       "ready": {"workloads": [{"kind": "Deployment", "name": "sample-stuck"}], "timeout": 15}}]
+    run = timed("components.yml, a component never ready", COMPONENTS, site["inv"],
+                "-e", f"tke_site_pack={pack_v2}", "-e", "components_only=sample-stuck", *with_list(stuck))
+    assert run.rc != 0
+    out = flat(run.output)
+    assert "apply (in order): sample-stuck" in out, run.explain()
+    assert "component sample-stuck is not ready after 15 s: Deployment shop/sample-stuck" in out, run.explain()
+    assert "timed out after 15 s waiting for Deployment shop/sample-stuck to be available (0/1 replicas" in out, \
+        run.explain()
+    assert run.seconds < 15 + 120, run.seconds
