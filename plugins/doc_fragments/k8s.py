@@ -24,6 +24,8 @@ options:
     description: Seconds one API request may take.
     type: int
     default: 30
+requirements:
+  - Python 3 where the module runs; no Kubernetes client library (the collection's own REST client)
 notes:
   - Talks the standard Kubernetes REST protocol with ansible's own HTTP client; nothing to install
     on the host beyond Python 3.

@@ -20,6 +20,8 @@ description:
     when I(journal=true); a hook done with the same file content is not run again on a resumed install.
   - Runs on the controller only (C(run_once), delegated to C(localhost)). In check mode the hook runs
     with C(--check).
+requirements:
+  - Runs on the controller (an action plugin): ansible-playbook of the running Ansible, for the hook playbook
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

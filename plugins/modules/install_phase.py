@@ -33,6 +33,8 @@ description:
   - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
     journal is bookkeeping on the controller, so I(state=start) and I(state=done) never report
     C(changed). In check mode nothing is written.
+requirements:
+  - Runs on the controller (an action plugin); the hosts need only Python 3 and a shell to report their records
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

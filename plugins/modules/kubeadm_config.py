@@ -19,6 +19,8 @@ description:
     (worker or control plane).
   - The settings are checked first (CIDRs, endpoint, addresses); a bad value fails naming it.
   - The bootstrap token and the certificate key are masked in the diff and never returned.
+requirements:
+  - Python 3 on the host (kubeadm itself is not run)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

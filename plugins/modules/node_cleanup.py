@@ -22,6 +22,8 @@ description:
   - Deletes the network links whose names match one of I(links) (shell patterns).
   - With I(ipvs_clear), clears the IPVS table (C(ipvsadm -C)) when it has services and ipvsadm is
     installed.
+requirements:
+  - systemctl and ip (iproute2) on the host; iptables-save/iptables-restore for the netfilter chains, ipvsadm to clear IPVS
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

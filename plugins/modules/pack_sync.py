@@ -17,6 +17,8 @@ description:
     whose size and mtime are unchanged), sends only those in one tar, and has the host check each
     received file against its sha256 before putting it in place.
   - A second run transfers nothing and reports changed=false.
+requirements:
+  - Python 3 on the host (the transfer is Ansible's own)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -15,6 +15,8 @@ description:
     directories, and of the client certificate embedded in every kubeconfig (C(*.conf) with
     C(client-certificate-data)). Keys are never read. Needs nothing but Python on the host; the
     controller parses the result (filter P(offline_pot.tke.cert_report#filter)).
+requirements:
+  - Python 3 on the host (the controller parses what it returns)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

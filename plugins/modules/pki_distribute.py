@@ -17,6 +17,8 @@ description:
   - The file list usually comes from the RV(offline_pot.tke.k8s_pki#module:host_files) return value
     of M(offline_pot.tke.k8s_pki).
   - In check mode a source file that does not exist yet (the authority would issue it) counts as a change.
+requirements:
+  - Runs on the controller (an action plugin) with cryptography; the hosts need only Python 3
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -16,6 +16,8 @@ description:
     Missing parent directories are created 0755.
   - Contents are never logged or returned. Usually called by M(offline_pot.tke.pki_distribute),
     which reads the contents from the controller's PKI directory.
+requirements:
+  - Python 3 on the host
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

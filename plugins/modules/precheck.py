@@ -16,6 +16,8 @@ description:
   - Never changes the host. The result lists every check with its value, limit and status;
     the module itself does not fail on failing checks, so the calling play can report every
     failing check of every host at once.
+requirements:
+  - Python 3 on the host (the probes read /proc, /etc and the file systems; no other tool)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

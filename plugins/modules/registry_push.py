@@ -18,6 +18,8 @@ description:
     docs/components.md); the site's own registry serves the pack's storage as it is.
   - Authentication by HTTP Basic or by a Bearer token from the realm the registry names.
   - In check mode the registry is only asked which images it has.
+requirements:
+  - Python 3 where it runs, with network access to the target registry (the controller in decoupled mode)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

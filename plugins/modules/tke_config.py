@@ -19,6 +19,8 @@ description:
     contains them; use C(no_log) on the task anyway.
   - Writes only when the content or the mode differs, so an unchanged inventory reports changed=0.
   - The output is valid against C(schemas/tke.schema.json).
+requirements:
+  - Runs on the controller (an action plugin); nothing on the hosts
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

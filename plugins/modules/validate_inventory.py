@@ -20,6 +20,8 @@ description:
     ports, unique IPs and names, DNS names, supported versions, password length, skip list).
   - "Fails once, listing every problem as C(<where>: <variable>: <message>), where C(<where>) is
     C(all), C(group <name>), C(host <name>) or C(hosts <names>)."
+requirements:
+  - Runs on the controller (an action plugin); touches no host
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -16,6 +16,8 @@ description:
     and those that use I(router_id) without being one of I(own_addresses).
   - Routers that advertise by unicast to other hosts cannot be seen; multicast ones can.
   - Never changes the host.
+requirements:
+  - root on the host (a raw socket for IP protocol 112, VRRP)
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
