@@ -100,6 +100,25 @@ class Objects:
             raise ObjectError(objects.api_failure(objects.identity(obj), e)) from None
         return True
 
+    def patch(self, obj, body):
+        """A merge patch of an existing object (a dry run in check mode); the object after it."""
+        res, ns, name = self._target(obj)
+        query = {"dryRun": "All"} if self.check_mode else None
+        return self._call(obj, "PATCH", res.path(ns, name), body=body, query=query, content_type=MERGE_PATCH)
+
+    def evict(self, pod, body):
+        """POST the pod's eviction subresource (a dry run in check mode). False when the pod is
+        gone already; an ApiError with code 429 when a PodDisruptionBudget forbids it now."""
+        res, ns, name = self._target(pod)
+        query = {"dryRun": "All"} if self.check_mode else None
+        try:
+            self.client.request("POST", res.path(ns, name) + "/eviction", body=body, query=query)
+        except ApiError as e:
+            if e.code == 404:
+                return False
+            raise
+        return True
+
     def stale(self, desired, kinds, labels):
         """Live objects of kinds (apiVersion, kind) carrying labels that desired does not list."""
         wanted = {objects.key(d) for d in desired}

@@ -183,29 +183,54 @@ def match_expressions_match(sel: dict, labels: dict) -> bool:
 
 
 FIELD_OK = ("metadata.name", "metadata.namespace")
+# --- node drain support (k8s_drain, playbooks/remove_node.yml) ---------------------------------
+# Fields a kind adds to the selectable ones: a Pod's spec.nodeName (and the others its registry
+# declares: pkg/registry/core/pod/strategy.go ToSelectableFields), what kubectl drain lists a
+# node's pods by.
+KIND_FIELDS = {"pods": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                        "spec.serviceAccountName", "status.phase", "status.podIP")}
 
 
-def parse_field_selector(s: str) -> list:
-    """fieldSelector: metadata.name / metadata.namespace with =, ==, != (the fields every kind supports)."""
+def parse_field_selector(s: str, plural: str = "") -> list:
+    """fieldSelector: metadata.name / metadata.namespace (every kind) and the kind's own fields
+    (KIND_FIELDS) with =, ==, !=."""
+    known = FIELD_OK + KIND_FIELDS.get(plural, ())
     out = []
     for part in [p for p in (s or "").split(",") if p.strip()]:
         m = re.match(r"^\s*([A-Za-z.]+)\s*(==|!=|=)\s*(.*?)\s*$", part)
         if not m:
             raise ApiError(400, f'invalid selector: \'{s}\'; can\'t understand \'{part}\'', "BadRequest")
-        if m.group(1) not in FIELD_OK:
-            raise ApiError(400, f'"{m.group(1)}" is not a known field selector: only "metadata.name", '
-                                '"metadata.namespace"', "BadRequest")
+        if m.group(1) not in known:
+            raise ApiError(400, f'"{m.group(1)}" is not a known field selector: only '
+                                + ", ".join(f'"{f}"' for f in known), "BadRequest")
         out.append((m.group(1), m.group(2) != "!=", m.group(3)))
     return out
 
 
 def fields_match(reqs, obj) -> bool:
-    meta = obj.get("metadata") or {}
     for f, eq, v in reqs:
-        actual = meta.get(f.split(".", 1)[1], "")
-        if (actual == v) != eq:
+        actual = obj
+        for part in f.split("."):
+            actual = actual.get(part) if isinstance(actual, dict) else None
+        if (str(actual if actual is not None else "") == v) != eq:
             return False
     return True
+
+
+def eviction_target(body, ns, name):
+    """The pod an Eviction (policy/v1, or the older policy/v1beta1) names, checked against the URL
+    as the real server checks it (pkg/registry/core/pod/storage/eviction.go: the body's name must be
+    the pod's); raises the API's 400 otherwise."""
+    if not isinstance(body, dict) or body.get("kind") != "Eviction" or \
+            body.get("apiVersion") not in ("policy/v1", "policy/v1beta1"):
+        raise ApiError(400, "the body of an eviction must be a policy/v1 Eviction", "BadRequest")
+    meta = body.get("metadata") or {}
+    if meta.get("name") != name:
+        raise ApiError(400, f"name in URL does not match name in Eviction object", "BadRequest")
+    if meta.get("namespace") not in (None, "", ns):
+        raise ApiError(400, "namespace in URL does not match namespace in Eviction object", "BadRequest")
+    return ns, name
+# --- end of node drain support ------------------------------------------------------------------
 
 
 # ------------------------------------------------------------------------------ patches

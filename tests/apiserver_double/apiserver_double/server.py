@@ -286,7 +286,7 @@ class Api:
         if ns:
             self.check_namespace(res, ns)
         labels = logic.parse_label_selector(q.get("labelSelector", ""))
-        fields = logic.parse_field_selector(q.get("fieldSelector", ""))
+        fields = logic.parse_field_selector(q.get("fieldSelector", ""), res.plural)
         items, rev = self.store.list(self.key(res, ns))
         items = [self.out(res, o, r, in_list=True) for o, r in items
                  if logic.labels_match(labels, (o.get("metadata") or {}).get("labels"))
@@ -566,6 +566,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
         if not res.namespaced and ns is not None:
             raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        if sub == "eviction" and res.plural == "pods" and name and self.command == "POST":
+            return self.evict(api, user, res, ns, name, q.get("dryRun") == "All")
         if sub and sub not in res.subresources:
             raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
         if q.get("watch") in ("true", "1"):
@@ -618,6 +620,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if verb == "delete":
             return "json", 200, api.delete(res, ns, name, dry)
         raise ApiError(405, "deletecollection is not served by the double", "MethodNotAllowed", {})
+
+    # --- node drain support (k8s_drain, playbooks/remove_node.yml) -----------------------------
+    def evict(self, api, user, res, ns, name, dry):
+        """POST pods/<name>/eviction: the pod is deleted and 201 answers a Success Status, as the
+        real server does when no PodDisruptionBudget stands in the way
+        (pkg/registry/core/pod/storage/eviction.go). The double evaluates no budget (no 429)."""
+        body, dummy = self.body()
+        logic.eviction_target(body, ns, name)
+        api.authorize(user, "create", res, ns, name, "eviction")
+        api.delete(res, ns, name, dry)
+        return "json", 201, logic.status_obj(201, "", "", success=True)
+    # --- end of node drain support -------------------------------------------------------------
 
     def dispatch(self):
         n = int(self.headers.get("Content-Length") or 0)
