@@ -14,7 +14,7 @@ description:
     the binaries meant for the host (those with no C(groups), or sharing a group with the host),
     each with C(path), the pack path of its file or directory.
   - A binary the pack carries in several versions (kubeadm, kubelet and kubectl of two Kubernetes
-    versions, for an upgrade: docs/lifecycle.md) is taken in the version I(version) names; none of
+    versions, for an upgrade, see docs/lifecycle.md) is taken in the version I(version) names; none of
     them matching is an error naming the versions the pack has.
 positional: groups, version
 options:
