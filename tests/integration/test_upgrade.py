@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -40,29 +41,40 @@ def timed(name, *args, **kw):
     return run
 
 
+# TH_UPGRADE_DIR: a stable site directory; with TH_KEEP=1 the hosts stay up after the session and a
+# later session with the same directory reuses the installed site (debugging: no reset, no install)
+KEPT = Path(os.environ["TH_UPGRADE_DIR"]) if os.environ.get("TH_UPGRADE_DIR") else None
+
+
 @pytest.fixture(scope="module")
 def four(testhosts):
     th = TestHosts(th_id=testhosts.th_id, count=4)
-    th.reset(*NODES)
+    if not (KEPT and (KEPT / "installed").exists()):
+        th.reset(*NODES)
     th.up()
     yield th
-    th.down(WORKER)
+    if os.environ.get("TH_KEEP") != "1":
+        th.down(WORKER)
 
 
 @pytest.fixture(scope="module")
 def site(four, tmp_path_factory):
     th = four
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
-    kubeadm_double.install(th)
-    d = tmp_path_factory.mktemp("upgrade")
+    d = KEPT or tmp_path_factory.mktemp("upgrade")
+    if not (d / "installed").exists():
+        kubeadm_double.install(th)
     inv = th.write_inventory(
         d / "hosts.yml", groups={"masters": MASTERS, "workers": [WORKER], "etcd": ["h1"], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
                     "tke_k8s_version": "1.30.4", "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
-    run = timed("install 1.30.4 (3 masters + 1 worker)", INSTALL, inv)
-    assert run.rc == 0, run.explain()
+    if not (d / "installed").exists():
+        run = timed("install 1.30.4 (3 masters + 1 worker)", INSTALL, inv)
+        assert run.rc == 0, run.explain()
+        if KEPT:
+            (d / "installed").write_text("")
     return {"inv": inv, "dir": d, "vip": sites.vip(th)}
 
 
