@@ -4,7 +4,8 @@
 
 - a skew of two minors is refused before anything is touched, naming tke_k8s_version and the
   cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
-- 1.30.4 -> 1.31.1 with the worker down (unreachable): the masters upgrade one at a time while the
+- 1.30.4 -> 1.31.1 with the worker unreachable (SSH to it dropped by an nftables rule on this
+  machine; its kubelet keeps running, as on a site where a network path fails): the masters upgrade one at a time while the
   VIP's /healthz, sampled from the controller every 100 ms, never stops answering longer than a
   failover; the run fails naming h4; h4 back -> the re-run resumes at h4 (the masters run no
   kubeadm again: their double's command log is unchanged) -> every Node reports kubelet v1.31.1
@@ -13,8 +14,10 @@
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -81,6 +84,21 @@ def site(four, tmp_path_factory):
     return {"inv": inv, "dir": d, "vip": sites.vip(th)}
 
 
+@contextlib.contextmanager
+def ssh_unreachable(th, name):
+    """Drop this machine's SSH packets to one host (a table of this harness instance's own, removed
+    afterwards). Stopping the host instead would not do: the harness rewrites /etc/hosts when a host
+    starts, which a real machine does not."""
+    table = f"upgradetest{th.th_id}"
+    rule = (f"table inet {table} {{ chain out {{ type filter hook output priority 0; "
+            f"ip daddr {th.ip(name)} tcp dport 22 drop; }} }}")
+    subprocess.run(["nft", "-f", "-"], input=rule, text=True, check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["nft", "delete", "table", "inet", table], check=False)
+
+
 def kubectl(th, args):
     out = th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
     assert out.returncode == 0, out.stderr
@@ -130,12 +148,12 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     th = four
     ca = str(site["dir"] / ".tke" / "pki" / "ca.crt")
     backups_before = snapshots(th)
-    th.down(WORKER)
     w = ha.Watcher(f"https://{site['vip']}:6443/healthz", ca)
     w.start()
     started = time.time()
     try:
-        failed = timed("upgrade, h4 unreachable", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+        with ssh_unreachable(th, WORKER):
+            failed = timed("upgrade, h4 unreachable", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
     finally:
         w.stop.set()
         w.join()
@@ -156,8 +174,7 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     masters_log = {h: upgrade_log(th, h) for h in MASTERS}
     assert snapshots(th) == backups_before + 1   # etcd backed up before the first master's turn
 
-    th.up()   # h4 back (its kubelet starts at boot)
-    assert records(th, [WORKER]) == {WORKER: ""}
+    assert records(th, [WORKER]) == {WORKER: ""}   # h4 reachable again
     resumed = timed("upgrade, resumed", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
     assert resumed.rc == 0, resumed.explain()
     # resumed at h4: the masters ran no kubeadm again, only h4 was upgraded
@@ -176,7 +193,8 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     for h in MASTERS:
         image = th.ssh(h, "grep 'image:' /etc/kubernetes/manifests/kube-apiserver.yaml").stdout
         assert image.strip().endswith(":v1.31.1"), (h, image)
-    assert "cordoned" not in kubectl(th, "get nodes").lower() and "SchedulingDisabled" not in kubectl(th, "get nodes")
+    assert not [n["metadata"]["name"] for n in json.loads(kubectl(th, "get nodes -o json"))["items"]
+                if n.get("spec", {}).get("unschedulable")], "a node is left cordoned"
 
     again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
