@@ -36,7 +36,8 @@ options:
 EXAMPLES = r"""
 - name: Binaries for this host
   ansible.builtin.set_fact:
-    my_binaries: "{{ pack.manifest.contents.binaries | offline_pot.tke.pack_host_binaries(group_names, tke_k8s_version) }}"
+    my_binaries: >-
+      {{ pack.manifest.contents.binaries | offline_pot.tke.pack_host_binaries(group_names, tke_k8s_version) }}
 """
 
 RETURN = r"""
