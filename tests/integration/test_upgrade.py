@@ -90,8 +90,8 @@ def ssh_unreachable(th, name):
     afterwards). Stopping the host instead would not do: the harness rewrites /etc/hosts when a host
     starts, which a real machine does not."""
     table = f"upgradetest{th.th_id}"
-    rule = (f"table inet {table} {{ chain out {{ type filter hook output priority 0; "
-            f"ip daddr {th.ip(name)} tcp dport 22 drop; }} }}")
+    rule = (f"table inet {table} {{\n  chain out {{\n    type filter hook output priority 0;\n"
+            f"    ip daddr {th.ip(name)} tcp dport 22 drop\n  }}\n}}\n")
     subprocess.run(["nft", "-f", "-"], input=rule, text=True, check=True)
     try:
         yield
