@@ -191,14 +191,19 @@ class Builder:
             self.keep.add("repo/rpm/repodata/" + path)
 
     def binaries(self) -> None:
-        for i, item in enumerate(self.spec.get("binaries") or []):
+        items = self.spec.get("binaries") or []
+        for i, item in enumerate(items):
             what = sps.label("binaries", item, i)
+            # a binary in several versions (kubeadm, kubelet, kubectl of two Kubernetes versions, for an
+            # upgrade) is kept per version: bin/<name>-<version>; one version: bin/<name>
+            pname = item["name"] if sum(1 for b in items if b.get("name") == item["name"]) == 1 \
+                else f"{item['name']}-{item.get('version', '')}"
             path = self.fetch(what, item)
             entry = {"name": item["name"], "version": str(item.get("version", "")),
                      "install": item["install"], "groups": list(item.get("groups") or []),
                      "sha256": item["sha256"]}
             if item.get("unpack"):
-                entry["dir"] = f"bin/{item['name']}/"
+                entry["dir"] = f"bin/{pname}/"
                 with tempfile.TemporaryDirectory() as tmp:
                     try:
                         with tarfile.open(path) as t:
@@ -209,7 +214,7 @@ class Builder:
                         mode = 0o755 if os.stat(os.path.join(tmp, rel)).st_mode & 0o111 else 0o644
                         self.place(os.path.join(tmp, rel), entry["dir"] + rel, mode)
             else:
-                entry["file"] = f"bin/{item['name']}"
+                entry["file"] = f"bin/{pname}"
                 self.place(path, entry["file"], 0o755)
             self.contents["binaries"].append(entry)
 

@@ -133,9 +133,9 @@ def validate(spec) -> list[str]:
             continue
         if not isinstance(item.get("name"), str) or not NAME_RE.match(item.get("name") or ""):
             errors.append(f"{where}: name is required (letters, digits, . _ -)")
-        elif item["name"] in names:
-            errors.append(f"{where}: name is used twice")
-        names.add(item.get("name"))
+        elif (item["name"], str(item.get("version", ""))) in names:
+            errors.append(f"{where}: name and version are used twice (a binary may come in several versions)")
+        names.add((item.get("name"), str(item.get("version", ""))))
         inst = item.get("install")
         if not isinstance(inst, str) or not inst.startswith("/"):
             errors.append(f"{where}: install must be an absolute path on the hosts")

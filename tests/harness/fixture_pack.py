@@ -11,8 +11,10 @@
   site's registry serves every image the cluster pulls;
 - a tiny Helm chart and this checkout's collection tarball;
 - the sample components (templates/components: sample-redis, sample-app) with a stand-in image each.
-Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256), the
-fixture cannot have them.
+Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256). The
+fixture carries kubeadm and kubelet as a real pack does, in two versions (the upgrade needs both):
+each a launcher of the test doubles acting as that version (DOUBLE_VERSIONS; the doubles
+themselves are put on the hosts by tests/harness/kubeadm_double.py, never by the pack).
 """
 from __future__ import annotations
 
@@ -41,6 +43,23 @@ INSTALL = {"containerd": "/usr/local/bin/containerd", "containerd-shim-runc-v2":
            "ctr": "/usr/local/bin/ctr", "runc": "/usr/local/sbin/runc", "registry": "/usr/local/bin/registry",
            "etcd": "/usr/local/bin/etcd"}
 GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
+# kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_30/31.VERSION)
+DOUBLE_VERSIONS = ("1.30.4", "1.31.1")
+
+
+def double_launchers(bindir: Path, work: Path) -> list[dict]:
+    """The pack's kubeadm and kubelet per version: a launcher running the double (installed on the
+    test host under /usr/local/lib/kubeadm-double) as that version."""
+    out = []
+    for version in DOUBLE_VERSIONS:
+        minor = version.rsplit(".", 1)[0]
+        for name in ("kubeadm", "kubelet"):
+            dest = bindir / f"{name}-{version}"
+            dest.write_text(f"#!/bin/sh\n# {name} {version} of the fixture site pack: the {name} test double acting as "
+                            f"{minor}\nKUBEADM_DOUBLE_VERSION={minor} exec /usr/local/lib/kubeadm-double/{name} \"$@\"\n")
+            out.append({"name": name, "path": str(work / "bin" / dest.name), "sha256": sha256(dest), "version": version,
+                        "install": f"/usr/local/bin/{name}", "groups": ["masters", "workers"]})
+    return out
 
 
 def sha256(path) -> str:
@@ -242,6 +261,7 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     binaries.append({"name": "cni-plugins", "path": str(work / "bin" / "cni-plugins.tgz"), "sha256": sha256(cni),
                      "unpack": True, "install": "/opt/cni/bin",
                      "version": versions["containernetworking-plugins"]})
+    binaries += double_launchers(tmp / "bin", work)
     images = make_images(tmp / "images", files["busybox"].read_bytes(), extra_mb)
     for img in images:
         img["path"] = img["path"].replace(str(tmp), str(work))

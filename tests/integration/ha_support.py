@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import datetime
 import shlex
+import ssl
 import subprocess
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from cryptography import x509
@@ -107,3 +110,35 @@ def holders(hosts, names, vip: str) -> list[str]:
 def stop_vip_watch(hosts, names) -> None:
     for n in names:
         hosts.ssh(n, "systemctl stop vipwatch 2>/dev/null; true", check=False)
+
+
+class Watcher(threading.Thread):
+    """GET https://VIP:6443/healthz every 100 ms from the controller; records the failures."""
+
+    def __init__(self, url, ca):
+        super().__init__(daemon=True)
+        self.url, self.ctx = url, ssl.create_default_context(cafile=ca)
+        self.ctx.check_hostname = False
+        self.samples, self.stop = [], threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            t = time.monotonic()
+            try:
+                with urllib.request.urlopen(self.url, timeout=1, context=self.ctx) as r:
+                    ok = r.status == 200
+            except Exception:  # noqa: BLE001 - any failure is a failed sample
+                ok = False
+            self.samples.append((t, ok))
+            time.sleep(max(0.0, 0.1 - (time.monotonic() - t)))
+
+    def longest_gap(self) -> float:
+        gap, since = 0.0, None
+        for t, ok in self.samples:
+            if not ok and since is None:
+                since = t
+            elif ok and since is not None:
+                gap, since = max(gap, t - since), None
+        if since is not None:
+            gap = max(gap, self.samples[-1][0] - since)
+        return gap

@@ -17,11 +17,8 @@ from __future__ import annotations
 import base64
 import re
 import shlex
-import ssl
 import subprocess
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -235,38 +232,6 @@ def test_a_hung_api_server_moves_the_vip_within_3_s(testhosts, site, installed):
 
 
 # --- certificate renewal -------------------------------------------------------------------
-class Watcher(threading.Thread):
-    """GET https://VIP:6443/healthz every 100 ms from the controller; records the failures."""
-
-    def __init__(self, url, ca):
-        super().__init__(daemon=True)
-        self.url, self.ctx = url, ssl.create_default_context(cafile=ca)
-        self.ctx.check_hostname = False
-        self.samples, self.stop = [], threading.Event()
-
-    def run(self):
-        while not self.stop.is_set():
-            t = time.monotonic()
-            try:
-                with urllib.request.urlopen(self.url, timeout=1, context=self.ctx) as r:
-                    ok = r.status == 200
-            except Exception:  # noqa: BLE001 - any failure is a failed sample
-                ok = False
-            self.samples.append((t, ok))
-            time.sleep(max(0.0, 0.1 - (time.monotonic() - t)))
-
-    def longest_gap(self) -> float:
-        gap, since = 0.0, None
-        for t, ok in self.samples:
-            if not ok and since is None:
-                since = t
-            elif ok and since is not None:
-                gap, since = max(gap, t - since), None
-        if since is not None:
-            gap = max(gap, self.samples[-1][0] - since)
-        return gap
-
-
 def apiserver(th, h) -> tuple[str, str]:
     """(pid of the kube-apiserver, sha256 of its certificate) on a master."""
     out = th.ssh(h, "pgrep -x kube-apiserver; sha256sum /etc/kubernetes/pki/apiserver.crt").stdout.split()
@@ -275,7 +240,7 @@ def apiserver(th, h) -> tuple[str, str]:
 
 def test_renew_restarts_the_api_servers_one_at_a_time(testhosts, site, installed):
     th, the_vip = testhosts, site["vip"]
-    w = Watcher(f"https://{the_vip}:6443/healthz", str(site["dir"] / ".tke" / "pki" / "ca.crt"))
+    w = ha.Watcher(f"https://{the_vip}:6443/healthz", str(site["dir"] / ".tke" / "pki" / "ca.crt"))
     before = {h: apiserver(th, h) for h in MASTERS}
     w.start()
     time.sleep(1)

@@ -145,3 +145,30 @@ RESET_KUBECONFIGS = ("admin.conf", "super-admin.conf", "kubelet.conf", "bootstra
                      "controller-manager.conf", "scheduler.conf")
 BOOL_FLAGS = BOOL_FLAGS | {"force", "cleanup-tmp-dir"}
 # ---------------------------------------------------------------- end of reset
+
+# ---------------------------------------------------------------- upgrade (plan | apply | node)
+# cmd/kubeadm/app/cmd/upgrade/{upgrade,common,plan,apply,node}.go and the v1.30 reference pages
+# "kubeadm upgrade plan|apply|node": plan and apply share addApplyPlanFlags (allow-experimental-
+# upgrades, allow-release-candidate-upgrades, config, feature-gates, ignore-preflight-errors,
+# kubeconfig, print-config); plan adds the output flags (-o, allow-missing-template-keys,
+# show-managed-fields); apply adds -y/--yes, -f/--force, --dry-run, --etcd-upgrade,
+# --certificate-renewal and --patches; node has its own set (no --config before v1beta4).
+_APPLY_PLAN = {"allow-experimental-upgrades", "allow-release-candidate-upgrades", "config", "feature-gates",
+               "ignore-preflight-errors", "kubeconfig", "print-config"}
+UPGRADE = {
+    "plan": _APPLY_PLAN | {"output", "allow-missing-template-keys", "show-managed-fields"},
+    "apply": _APPLY_PLAN | {"yes", "force", "dry-run", "etcd-upgrade", "certificate-renewal", "patches"},
+    "node": {"certificate-renewal", "dry-run", "etcd-upgrade", "ignore-preflight-errors", "kubeconfig", "patches",
+             "skip-phases"},
+}
+# short forms registered with BoolVarP ("yes", "y"), ("force", "f")
+UPGRADE_SHORT = {"-y": "--yes", "-f": "--force"}
+UPGRADE_BOOL = {"allow-experimental-upgrades", "allow-release-candidate-upgrades", "print-config", "yes", "force",
+                "etcd-upgrade", "certificate-renewal"}
+# phases/upgrade/policy.go: MaximumAllowedMinorVersionUpgradeSkew = 1 (and the downgrade skew 1);
+# MaximumAllowedMinorVersionKubeletSkew is 3 from v1.28 on (kubelets may be three minors older)
+UPGRADE_MINOR_SKEW = 1
+KUBELET_MINOR_SKEW = 3
+# the kubeadm configuration API version upload-config writes the ClusterConfiguration in
+# (the newest one this kubeadm knows: kubeadmapiv1.SchemeGroupVersion of its scheme)
+UPLOAD_API = "kubeadm.k8s.io/v1beta3"

@@ -36,3 +36,13 @@ PREFLIGHT_REPORT_IN_ERROR = False
 # v1beta4's ResetConfiguration (kubeadm_types.py) is served
 from cli_v1_30 import RESET, RESET_ALIASES, RESET_KUBECONFIGS, RESET_PHASES  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
 # ---------------------------------------------------------------- end of reset
+
+# ---------------------------------------------------------------- upgrade (plan | apply | node)
+# v1.31 reference page "kubeadm upgrade node": --config joins the flags (UpgradeConfiguration of
+# v1beta4 is read by plan, apply and node); the rest as in v1.30 (cli_v1_30.UPGRADE).
+from cli_v1_30 import (KUBELET_MINOR_SKEW, UPGRADE as _UPGRADE, UPGRADE_BOOL, UPGRADE_MINOR_SKEW,  # noqa: F401,E402 pylint: disable=unused-import
+                       UPGRADE_SHORT)
+
+UPGRADE = {**_UPGRADE, "node": _UPGRADE["node"] | {"config"}}
+# upload-config marshals the ClusterConfiguration with the newest API version: v1beta4 from v1.31
+UPLOAD_API = "kubeadm.k8s.io/v1beta4"

@@ -23,7 +23,7 @@ def test_good_spec():
      "binaries runc: give exactly one of url or path"),
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": "ABC", "install": "/x"}]}, "sha256 must be 64"),
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "relative"}]}, "install must be an absolute"),
-    ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "/a"}] * 2}, "name is used twice"),
+    ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "/a"}] * 2}, "name and version are used twice"),
     ({"images": [{"name": "Library/X", "tag": "1", "path": "/i"}]}, "repository name"),
     ({"images": [{"name": "a", "path": "/i"}]}, "images a: tag is required"),
     ({"os_packages": {"rpm": [{"apt": ["x"]}]}}, "apt takes"),

@@ -1,0 +1,202 @@
+"""playbooks/upgrade.yml on an installed 1.30 site: 3 masters with the keepalived VIP, 1 worker
+(h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4 and 1.31.1
+(launchers of the doubles acting as that version). In order, on one install (CI budget):
+
+- a skew of two minors is refused before anything is touched, naming tke_k8s_version and the
+  cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
+- 1.30.4 -> 1.31.1 with the worker unreachable (SSH to it dropped by an nftables rule on this
+  machine; its kubelet keeps running, as on a site where a network path fails): the masters upgrade one at a time while the
+  VIP's /healthz, sampled from the controller every 100 ms, never stops answering longer than a
+  failover; the run fails naming h4; h4 back -> the re-run resumes at h4 (the masters run no
+  kubeadm again: their double's command log is unchanged) -> every Node reports kubelet v1.31.1
+  (Debian's kubectl through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.31.1,
+  etcd was backed up first -> a third run changes nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import fixture_pack, kubeadm_double, sites
+from harness.playbook import TOP, run_playbook
+from harness.testhosts import TestHosts
+import ha_support as ha
+
+INSTALL = TOP / "install.yml"
+UPGRADE = TOP / "playbooks" / "upgrade.yml"
+MASTERS, WORKER = ["h1", "h2", "h3"], "h4"
+NODES = MASTERS + [WORKER]
+TIMES: dict[str, float] = {}
+
+
+def timed(name, *args, **kw):
+    start = time.monotonic()
+    run = run_playbook(*args, **kw)
+    TIMES[name] = round(time.monotonic() - start, 1)
+    print(f"\n[timing] {name}: {TIMES[name]} s")
+    return run
+
+
+# TH_UPGRADE_DIR: a stable site directory; with TH_KEEP=1 the hosts stay up after the session and a
+# later session with the same directory reuses the installed site (debugging: no reset, no install)
+KEPT = Path(os.environ["TH_UPGRADE_DIR"]) if os.environ.get("TH_UPGRADE_DIR") else None
+
+
+@pytest.fixture(scope="module")
+def four(testhosts):
+    th = TestHosts(th_id=testhosts.th_id, count=4)
+    if not (KEPT and (KEPT / "installed").exists()):
+        th.reset(*NODES)
+    th.up()
+    yield th
+    if os.environ.get("TH_KEEP") != "1":
+        th.down(WORKER)
+
+
+@pytest.fixture(scope="module")
+def site(four, tmp_path_factory):
+    th = four
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    d = KEPT or tmp_path_factory.mktemp("upgrade")
+    if not (d / "installed").exists():
+        kubeadm_double.install(th)
+    inv = th.write_inventory(
+        d / "hosts.yml", groups={"masters": MASTERS, "workers": [WORKER], "etcd": ["h1"], "registry": ["h1"]},
+        group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
+                    "tke_k8s_version": "1.30.4", "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
+    if not (d / "installed").exists():
+        run = timed("install 1.30.4 (3 masters + 1 worker)", INSTALL, inv)
+        assert run.rc == 0, run.explain()
+        if KEPT:
+            (d / "installed").write_text("")
+    # Debian's kubectl on h1 reads the cluster (a client independent of the collection's own)
+    th.ssh("h1", "command -v kubectl >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                 "apt-get install -y -qq kubernetes-client) >/dev/null 2>&1; command -v kubectl", timeout=300)
+    return {"inv": inv, "dir": d, "vip": sites.vip(th)}
+
+
+@contextlib.contextmanager
+def ssh_unreachable(th, name):
+    """Drop this machine's SSH packets to one host (a table of this harness instance's own, removed
+    afterwards). Stopping the host instead would not do: the harness rewrites /etc/hosts when a host
+    starts, which a real machine does not."""
+    table = f"upgradetest{th.th_id}"
+    rule = (f"table inet {table} {{\n  chain out {{\n    type filter hook output priority 0;\n"
+            f"    ip daddr {th.ip(name)} tcp dport 22 drop\n  }}\n}}\n")
+    subprocess.run(["nft", "-f", "-"], input=rule, text=True, check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["nft", "delete", "table", "inet", table], check=False)
+
+
+def kubectl(th, args):
+    out = th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def kubelet_versions(th):
+    nodes = json.loads(kubectl(th, "get nodes -o json"))["items"]
+    return {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes}
+
+
+def upgrade_log(th, h):
+    """The kubeadm upgrade commands the double ran on a host (its command log)."""
+    out = th.ssh(h, "grep '^upgrade ' /var/log/kubeadm-double.log || true").stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def records(th, names=NODES):
+    return {h: th.ssh(h, "cat /var/lib/offline-pot/phases/upgrade 2>/dev/null || true").stdout.strip() for h in names}
+
+
+def recorded_at(th, names) -> dict[str, float]:
+    """When each node recorded the end of its upgrade (the hosts share this machine's clock)."""
+    return {h: float(th.ssh(h, "stat -c %.3Y /var/lib/offline-pot/phases/upgrade").stdout) for h in names}
+
+
+def snapshots(th) -> int:
+    """etcd snapshots kept on h1 (playbooks/etcd_backup.yml, etcd_backup_dir)."""
+    return int(th.ssh("h1", "ls /var/backups/etcd/*.db 2>/dev/null | wc -l").stdout.strip() or 0)
+
+
+def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
+    th = four
+    run = run_playbook(UPGRADE, site["inv"], "-e", json.dumps(
+        {"tke_k8s_version": "1.32.0", "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.0"]}))
+    assert run.rc != 0
+    assert ("all: tke_k8s_version: 1.32.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
+            "kubeadm upgrades one minor version at a time: upgrade to 1.31 first") in run.output, run.explain()
+    assert "carries no kubeadm 1.32.0 (it has: 1.30.4, 1.31.1)" in run.output
+    assert run.total("changed") == 0, run.explain()
+    assert all(upgrade_log(th, h) == [] for h in NODES)
+    assert records(th) == {h: "" for h in NODES}
+    assert set(kubelet_versions(th).values()) == {"v1.30.4"}
+
+
+def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
+    th = four
+    ca = str(site["dir"] / ".tke" / "pki" / "ca.crt")
+    backups_before = snapshots(th)
+    w = ha.Watcher(f"https://{site['vip']}:6443/healthz", ca)
+    w.start()
+    started = time.time()
+    try:
+        with ssh_unreachable(th, WORKER):
+            failed = timed("upgrade, h4 unreachable", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+    finally:
+        w.stop.set()
+        w.join()
+    print(f"VIP /healthz during the masters' upgrade: {len(w.samples)} samples, "
+          f"{sum(1 for dummy, ok in w.samples if not ok)} failed, longest gap {w.longest_gap():.2f} s")
+    assert failed.rc != 0
+    assert "UNREACHABLE" in failed.output and f"[{WORKER}]" in failed.output, failed.explain()
+    assert failed.stats[WORKER]["unreachable"] >= 1, failed.explain()
+    # the masters were upgraded one at a time, the VIP always served by a master
+    assert w.longest_gap() <= 3.0, f"the VIP did not serve for {w.longest_gap():.2f} s"
+    assert records(th, MASTERS) == {"h1": "v1.31.1", "h2": "v1.31.1", "h3": "v1.31.1"}
+    done, prev = recorded_at(th, MASTERS), started
+    for h in MASTERS:   # per node, from one record to the next (h1's share includes validate and the backup)
+        print(f"[timing] {h} upgraded in {done[h] - prev:.1f} s")
+        prev = done[h]
+    assert upgrade_log(th, "h1")[-1].startswith("upgrade apply v1.31.1")
+    assert [line.split()[:2] for line in upgrade_log(th, "h2")] == [["upgrade", "node"]]
+    masters_log = {h: upgrade_log(th, h) for h in MASTERS}
+    assert snapshots(th) == backups_before + 1   # etcd backed up before the first master's turn
+
+    assert records(th, [WORKER]) == {WORKER: ""}   # h4 reachable again
+    resumed = timed("upgrade, resumed", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+    assert resumed.rc == 0, resumed.explain()
+    # resumed at h4: the masters ran no kubeadm again, only h4 was upgraded
+    assert {h: upgrade_log(th, h) for h in MASTERS} == masters_log
+    assert [line.split()[:2] for line in upgrade_log(th, WORKER)] == [["upgrade", "node"]]
+    upgraded = [t for t in resumed.changed_tasks() if "kubeadm upgrade" in t]
+    assert upgraded == [f"TASK [offline_pot.tke.upgrade : Upgrade this node (kubeadm upgrade node)]: changed: [{WORKER}]"], \
+        resumed.explain()
+    assert "nodes at another version when this run started: h4" in resumed.output
+
+    assert kubelet_versions(th) == {h: "v1.31.1" for h in NODES}
+    cm = json.loads(kubectl(th, "-n kube-system get configmap kubeadm-config -o json"))
+    cluster = yaml.safe_load(cm["data"]["ClusterConfiguration"])
+    assert (cluster["apiVersion"], cluster["kubernetesVersion"]) == ("kubeadm.k8s.io/v1beta4", "v1.31.1")
+    assert json.loads(kubectl(th, "get --raw /version"))["gitVersion"] == "v1.31.1"
+    for h in MASTERS:
+        image = th.ssh(h, "grep 'image:' /etc/kubernetes/manifests/kube-apiserver.yaml").stdout
+        assert image.strip().endswith(":v1.31.1"), (h, image)
+    assert not [n["metadata"]["name"] for n in json.loads(kubectl(th, "get nodes -o json"))["items"]
+                if n.get("spec", {}).get("unschedulable")], "a node is left cordoned"
+
+    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    assert {h: upgrade_log(th, h) for h in NODES} == {**masters_log, WORKER: upgrade_log(th, WORKER)}
+    print("[timing]", TIMES)

@@ -1,0 +1,20 @@
+"""Which version the kubeadm and kubelet doubles act as (one rule for both programs).
+
+$KUBEADM_DOUBLE_VERSION (the launchers a site pack of the tests carries per version set it:
+tests/harness/fixture_pack.py), else the file `version` beside the programs (written when the
+tests install the doubles), else 1.30."""
+import os
+
+
+def acting_version(here):
+    v = os.environ.get("KUBEADM_DOUBLE_VERSION", "")
+    if not v:
+        try:
+            with open(os.path.join(here, "version")) as f:
+                v = f.read().strip()
+        except OSError:
+            v = "1.30"
+    v = v.lstrip("v")
+    if v not in ("1.30", "1.31"):
+        raise SystemExit(f"kubeadm double: cannot act as kubeadm {v} (1.30 or 1.31)")
+    return v
