@@ -220,6 +220,7 @@ def aggregate(errs):
     seen = list(dict.fromkeys(errs))
     return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
 
+
 # ---------------------------------------------------------------- reset (its own block)
 # v1beta4's ResetConfiguration (cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go of v1.31: cleanupTmpDir,
 # certificatesDir, criSocket, dryRun, force, ignorePreflightErrors, skipPhases, unmountFlags); v1beta3
