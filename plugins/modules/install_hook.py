@@ -21,7 +21,7 @@ description:
   - Runs on the controller only (C(run_once), delegated to C(localhost)). In check mode the hook runs
     with C(--check).
 requirements:
-  - Runs on the controller (an action plugin): ansible-playbook of the running Ansible, for the hook playbook
+  - Runs on the controller (an action plugin), with the running Ansible's ansible-playbook for the hook playbook
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:

@@ -15,7 +15,7 @@ error is refused naming the object and the field; then the same cluster switched
 flannel objects pruned, exactly calico's CNI config left), and to none with the site's own CNI
 from a before-hook (no network object left).
 
-Calico installed on a fresh site: tests/integration/test_network_calico.py.
+Calico installed on a fresh site: the last step of tests/integration/test_reset.py.
 """
 import json
 import os
