@@ -75,6 +75,11 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import
 from ansible_collections.offline_pot.tke.plugins.module_utils import htpasswd
 
 
+def _placeholder_hash(password):  # pylint: disable=unused-argument
+    """In check mode without bcrypt: what a new entry would hold, never a hash of the password."""
+    return "(a bcrypt hash)"
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(path=dict(type="path", required=True), user=dict(type="str", required=True),
@@ -95,7 +100,7 @@ def main():
         # added (no hash needed to say so); an existing entry cannot be checked without it
         if not module.check_mode or p["user"] in current:
             module.fail_json(msg=str(e))
-        check, make_hash = None, lambda password: "(a bcrypt hash)"
+        check, make_hash = None, _placeholder_hash
     users, changed = htpasswd.desired(current, p["user"], p["password"], check, make_hash)
     diff = {"before": "".join(f"{u}\n" for u in sorted(current)),
             "after": "".join(f"{u}{' (new password)' if changed and u == p['user'] else ''}\n" for u in sorted(users))}

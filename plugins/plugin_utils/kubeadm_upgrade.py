@@ -90,4 +90,5 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master):
                 errors.append(f"all: tke_k8s_version: the site pack (tke_site_pack) carries no {name} {t} "
                               f"(it has: {', '.join(sorted(carried.get(name, []))) or 'none'})")
     pending = [h for h in hosts if kubelets.get(h) is not None and parse(kubelets[h]) != want]
-    return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current, "kubelets": kubelets, "pending": pending, "errors": errors}
+    return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current,
+            "kubelets": kubelets, "pending": pending, "errors": errors}

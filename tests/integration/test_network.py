@@ -102,7 +102,7 @@ def objects_of(th, kinds, selector="tke.offline-pot.io/part-of=network", host="h
                   for o in json.loads(out.stdout)["items"])
 
 
-def cni_dirs(th, nodes=NODES):
+def cni_dirs(th, nodes=tuple(NODES)):
     return {h: th.ssh(h, "ls /etc/cni/net.d").stdout.split() for h in nodes}
 
 

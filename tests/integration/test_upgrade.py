@@ -116,7 +116,7 @@ def upgrade_log(th, h):
     return [line for line in out.splitlines() if line.strip()]
 
 
-def records(th, names=NODES):
+def records(th, names=tuple(NODES)):
     return {h: th.ssh(h, "cat /var/lib/offline-pot/phases/upgrade 2>/dev/null || true").stdout.strip() for h in names}
 
 

@@ -1,11 +1,7 @@
 """`kubeadm upgrade plan|apply|node` of the kubeadm test double: the version skew it refuses and the
 configuration it uploads are kubeadm's (cmd/kubeadm/app/phases/upgrade/policy.go, apply.go,
 util/config; the double's README names the sources). Run here on the controller, no test hosts."""
-import json
-import sys
-
 import pytest
-import yaml
 
 from test_kubeadm_double import _load  # pylint: disable=import-error
 

@@ -226,7 +226,7 @@ def eviction_target(body, ns, name):
         raise ApiError(400, "the body of an eviction must be a policy/v1 Eviction", "BadRequest")
     meta = body.get("metadata") or {}
     if meta.get("name") != name:
-        raise ApiError(400, f"name in URL does not match name in Eviction object", "BadRequest")
+        raise ApiError(400, "name in URL does not match name in Eviction object", "BadRequest")
     if meta.get("namespace") not in (None, "", ns):
         raise ApiError(400, "namespace in URL does not match namespace in Eviction object", "BadRequest")
     return ns, name
