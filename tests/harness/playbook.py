@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,18 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
 
 
 NO_RESUME = ("-e", '{"tke_resume": false}')
+
+
+def timed(name: str, *args, times: dict | None = None, **kw) -> PlaybookRun:
+    """run_playbook, timed: the seconds are on the run (run.seconds), in times[name] when a dict is
+    given (a scenario's table of timings), and printed as a [timing] line (pytest -s shows it)."""
+    start = time.monotonic()
+    run = run_playbook(*args, **kw)
+    run.seconds = round(time.monotonic() - start, 1)
+    if times is not None:
+        times[name] = run.seconds
+    print(f"\n[timing] {name}: {run.seconds} s")
+    return run
 
 
 def inventory_hosts(inventory, *args: str) -> set[str]:

@@ -90,6 +90,12 @@ class TestHosts:
                                  f"stdout: {res.stdout}\nstderr: {res.stderr}")
         return res
 
+    def kubectl_client(self, name: str = "h1") -> None:
+        """Debian's kubectl (kubernetes-client) on a host: a client independent of the collection's
+        own, to read the cluster the way an operator would."""
+        self.ssh(name, "command -v kubectl >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                       "apt-get install -y -qq kubernetes-client) >/dev/null 2>&1; command -v kubectl", timeout=300)
+
     def host_vars(self, name: str, auth: str = "key") -> dict:
         """Connection variables for one host: auth is key (root), password (root over
         paramiko) or sudo (user ops, key, become with its password)."""

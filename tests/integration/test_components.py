@@ -17,13 +17,12 @@ import json
 import os
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from harness import fixture_pack, kubeadm_double
+from harness import fixture_pack, kubeadm_double, playbook
 from harness.playbook import TOP, run_playbook
 
 INSTALL = TOP / "install.yml"
@@ -60,12 +59,7 @@ def flat(text):
     return " ".join(text.split())
 
 
-def timed(name, *args, **kw):
-    start = time.monotonic()
-    run = run_playbook(*args, **kw)
-    run.seconds = round(time.monotonic() - start, 1)
-    print(f"\n[timing] {name}: {run.seconds} s")
-    return run
+timed = playbook.timed
 
 
 def with_list(components):
@@ -120,8 +114,7 @@ def applied_components(run):
 def installed(testhosts, site):
     run = timed("install (2 hosts, 2 components)", INSTALL, site["inv"])
     assert run.rc == 0, run.explain()
-    testhosts.ssh("h1", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-                        "kubernetes-client) >/dev/null 2>&1")
+    testhosts.kubectl_client("h1")
     return run
 
 

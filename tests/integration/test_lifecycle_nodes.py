@@ -11,14 +11,14 @@ re-run with changed=0, and the Node list is read from the API right after it - w
 kubectl on h1, not with the collection's own client. The kubeadm, kubelet and kube-apiserver test
 doubles are on the hosts (tests/kubeadm_double, tests/apiserver_double).
 """
+import functools
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 
-from harness import fixture_pack, kubeadm_double, sites
+from harness import fixture_pack, kubeadm_double, playbook, sites
 from harness.playbook import TOP, run_playbook
 from harness.testhosts import TestHosts
 
@@ -35,12 +35,7 @@ def flat(text):
     return " ".join(text.split())
 
 
-def timed(name, *args, **kw):
-    start = time.monotonic()
-    run = run_playbook(*args, **kw)
-    TIMES[name] = round(time.monotonic() - start, 1)
-    print(f"\n[timing] {name}: {TIMES[name]} s")
-    return run
+timed = functools.partial(playbook.timed, times=TIMES)
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +108,7 @@ def installed(six, site):
     inv = site["inventory"](["h1", "h2", "h3"], ["h4"])
     run = timed("install: 3 masters + 1 worker", INSTALL, inv)
     assert run.rc == 0, run.explain()
-    six.ssh("h1", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client)"
-                  " >/dev/null 2>&1")
+    six.kubectl_client("h1")
     return inv
 
 

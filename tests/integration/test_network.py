@@ -17,14 +17,14 @@ from a before-hook (no network object left).
 
 Calico installed on a fresh site: the last step of tests/integration/test_reset.py.
 """
+import functools
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 
-from harness import fixture_pack, kubeadm_double, sites
+from harness import fixture_pack, kubeadm_double, playbook, sites
 from harness.playbook import NO_RESUME, TOP, run_playbook
 from harness.testhosts import TestHosts
 
@@ -53,12 +53,7 @@ def shows(run, text):
     return flat(text) in flat(run.output)
 
 
-def timed(name, *args, **kw):
-    start = time.monotonic()
-    run = run_playbook(*args, **kw)
-    TIMES[name] = round(time.monotonic() - start, 1)
-    print(f"\n[timing] {name}: {TIMES[name]} s")
-    return run
+timed = functools.partial(playbook.timed, times=TIMES)
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +105,7 @@ def cni_dirs(th, nodes=tuple(NODES)):
 def flannel(five, site):
     run = timed("install (flannel, 5 hosts)", INSTALL, site["inv"])
     assert run.rc == 0, run.explain()
-    five.ssh("h1", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client)"
-                   " >/dev/null 2>&1")
+    five.kubectl_client("h1")
     return run
 
 

@@ -154,8 +154,7 @@ def test_fresh_install_after_reset_with_calico(testhosts, site, installed):
         assert shows(again, f"'  {h}: Ready"), (h, again.output[-4000:])
     assert shows(again, f"DaemonSet kube-system/calico-node: rolled out, {len(nodes)}/{len(nodes)} pods available"), \
         again.explain()
-    th.ssh("h1", "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client)"
-                 " >/dev/null 2>&1")
+    th.kubectl_client("h1")
     # calico's objects, and none of flannel's (the reset removed etcd's data with the flannel objects)
     assert objects_of(th, CALICO_KINDS) == sorted(
         [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding") for n in CALICO_NAMES]

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import fixture_pack, kubeadm_double, sites
+from harness import fixture_pack, kubeadm_double, playbook, sites
 from harness.playbook import TOP, run_playbook
 from harness.testhosts import TestHosts
 import ha_support as ha
@@ -36,12 +37,7 @@ NODES = MASTERS + [WORKER]
 TIMES: dict[str, float] = {}
 
 
-def timed(name, *args, **kw):
-    start = time.monotonic()
-    run = run_playbook(*args, **kw)
-    TIMES[name] = round(time.monotonic() - start, 1)
-    print(f"\n[timing] {name}: {TIMES[name]} s")
-    return run
+timed = functools.partial(playbook.timed, times=TIMES)
 
 
 # TH_UPGRADE_DIR: a stable site directory; with TH_KEEP=1 the hosts stay up after the session and a
@@ -79,8 +75,7 @@ def site(four, tmp_path_factory):
         if KEPT:
             (d / "installed").write_text("")
     # Debian's kubectl on h1 reads the cluster (a client independent of the collection's own)
-    th.ssh("h1", "command -v kubectl >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-                 "apt-get install -y -qq kubernetes-client) >/dev/null 2>&1; command -v kubectl", timeout=300)
+    th.kubectl_client("h1")
     return {"inv": inv, "dir": d, "vip": sites.vip(th)}
 
 
