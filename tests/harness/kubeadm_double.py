@@ -4,6 +4,7 @@ kubeadm binary at control_plane_kubeadm_bin" (/usr/local/bin); the kubelet doubl
 kube-apiserver double for the kube-apiserver static pod manifest."""
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import io
 import subprocess
@@ -21,6 +22,21 @@ SCHEMA_VERSIONS = ("1.30", "1.31")
 # 3.11 and architecture as the hosts' Debian 12, so rpds' compiled module loads there too)
 VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "referencing", "rpds", "attr", "attrs",
           "typing_extensions", "importlib_resources", "packaging")
+
+
+def load(version: str, monkeypatch):
+    """The kubeadm double's script as a Python module acting as kubeadm `version` (1.30 or 1.31),
+    for unit tests on the controller; its per-version tables are imported afresh each time."""
+    import sys
+    monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
+    sys.path.insert(0, str(DOUBLE))
+    for name in ("cli_v1_30", "cli_v1_31", "kubeadm_types"):
+        sys.modules.pop(name, None)
+    loader = importlib.machinery.SourceFileLoader(f"kubeadm_double_{version}", str(DOUBLE / "kubeadm"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
 
 
 def ssh_argv(th, name: str) -> list[str]:

@@ -6,17 +6,12 @@ Every expected message below is kubeadm's (cmd/kubeadm/app/apis/kubeadm/validati
 cmd/kubeadm/app/util/config, cmd/kubeadm/app/preflight/checks.go, cobra); the double's README
 names the sources and revisions."""
 import copy
-import importlib.machinery
-import importlib.util
 import socket
-import sys
-from pathlib import Path
 
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_config as kc
-
-DOUBLE = Path(__file__).resolve().parent.parent / "kubeadm_double"
+from harness import kubeadm_double
 
 
 @pytest.fixture(autouse=True)
@@ -24,16 +19,7 @@ def _warnings_file(tmp_path, monkeypatch):
     monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
 
 
-def _load(version, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
-    sys.path.insert(0, str(DOUBLE))
-    for name in ("cli_v1_30", "cli_v1_31", "kubeadm_types"):
-        sys.modules.pop(name, None)
-    loader = importlib.machinery.SourceFileLoader(f"kubeadm_double_{version}", str(DOUBLE / "kubeadm"))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+_load = kubeadm_double.load
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import io
 import pytest
 import yaml
 
-from test_kubeadm_double import _load  # pylint: disable=import-error
+from harness.kubeadm_double import load as _load
 
 
 @pytest.fixture(params=["1.30", "1.31"])

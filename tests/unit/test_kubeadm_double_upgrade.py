@@ -3,7 +3,7 @@ configuration it uploads are kubeadm's (cmd/kubeadm/app/phases/upgrade/policy.go
 util/config; the double's README names the sources). Run here on the controller, no test hosts."""
 import pytest
 
-from test_kubeadm_double import _load  # pylint: disable=import-error
+from harness.kubeadm_double import load as _load
 
 
 @pytest.fixture
