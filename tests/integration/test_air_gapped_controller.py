@@ -1,6 +1,7 @@
 """Done-when of the air-gapped controller: a test host with no default route and no resolver gets
-only the site pack, runs its bootstrap, and installs the site (phases offline and runtime, the
-CI-budget cut) on the two other test hosts over the site network."""
+only the site pack, runs its bootstrap, and installs the whole site (every phase of install.yml:
+h2 the master with etcd and the registry, h3 a worker, with the kubeadm, kubelet and API server
+test doubles on them) on the two other test hosts over the site network."""
 import subprocess
 from pathlib import Path
 
@@ -8,8 +9,7 @@ import yaml
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
-from harness import fixture_pack
-from harness.certs import registry_tls
+from harness import fixture_pack, kubeadm_double
 from harness.playbook import TOP
 
 
@@ -24,12 +24,15 @@ def test_controller_without_network_installs_the_site_from_the_pack(testhosts, t
               archive=False, sign=lambda stage: pack_signature.sign_pack(stage, str(fixture_pack.signing_key()))).build()
     pack = tmp_path / "out" / "fixture-1.0.0"
 
-    # what the controller host h1 gets: the pack, the SSH key of the site, the inventory, the registry CA
-    tls = registry_tls(tmp_path / "tls")
+    # what the controller host h1 gets: the pack, the SSH key of the site, the inventory
     inv = testhosts.write_inventory(
-        tmp_path / "site" / "hosts.yml", groups={"masters": ["h2"], "workers": ["h3"]},
-        group_vars={"tke_site_pack": "/srv/site/fixture-1.0.0", "tke_registry_ca_cert": "/srv/site/ca.crt",
-                    "site_repo_packages": ["conntrack", "socat"]})
+        tmp_path / "site" / "hosts.yml",
+        groups={"masters": ["h2"], "workers": ["h3"], "etcd": ["h2"], "registry": ["h2"]},
+        # (the registry's CA: the one the pki phase issues in the site directory on h1, the default)
+        group_vars={"tke_site_pack": "/srv/site/fixture-1.0.0", "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
+    kubeadm_double.install(testhosts, ["h2", "h3"])
     doc = yaml.safe_load(inv.read_text())
     for h in doc["all"]["hosts"].values():
         h["ansible_ssh_private_key_file"] = "/srv/site/id_site"
@@ -40,7 +43,7 @@ def test_controller_without_network_installs_the_site_from_the_pack(testhosts, t
     tar = subprocess.Popen(["tar", "-C", str(pack.parent), "-c", pack.name], stdout=subprocess.PIPE)
     subprocess.run(ssh + ["tar -C /srv/site -x"], stdin=tar.stdout, check=True)
     assert tar.wait() == 0
-    for src, dest in ((testhosts.key, "id_site"), (inv, "hosts.yml"), (tls / "ca.crt", "ca.crt")):
+    for src, dest in ((testhosts.key, "id_site"), (inv, "hosts.yml")):
         subprocess.run(ssh + [f"cat > /srv/site/{dest} && chmod 600 /srv/site/{dest}"],
                        stdin=open(src, "rb"), check=True)
 
@@ -56,10 +59,15 @@ def test_controller_without_network_installs_the_site_from_the_pack(testhosts, t
     assert "controller ready" in boot.stdout, boot.stdout + boot.stderr
     install = testhosts.ssh(
         "h1", "cd /srv/site && . /opt/controller/activate && ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_NOCOLOR=1 "
-              "ansible-playbook offline_pot.tke.install -i hosts.yml --tags offline,runtime", check=False, timeout=1800)
+              "ansible-playbook offline_pot.tke.install -i hosts.yml", check=False, timeout=2400)
     assert install.returncode == 0, install.stdout[-6000:] + install.stderr[-2000:]
     assert "h2 " in install.stdout and "failed=0" in install.stdout
     for h in ("h2", "h3"):
-        assert testhosts.ssh(h, "systemctl is-active containerd").stdout.strip() == "active"
+        assert testhosts.ssh(h, "systemctl is-active containerd kubelet").stdout.split() == ["active", "active"]
+    # every phase ran, and the cluster it built has both nodes Ready (the network phase's wait)
+    for phase in ("precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "control_plane",
+                  "nodes", "network", "components"):
+        assert f"Phase {phase}" in install.stdout, phase
+    assert "every node Ready: h2, h3" in install.stdout, install.stdout[-6000:]
     # and h1 had no way out during the whole run
     assert testhosts.ssh("h1", proof).stdout.split("\n")[:3] == ["0", "no-resolver", "no-names"]
