@@ -487,3 +487,13 @@ def test_image_check_follows_containerds_credentials(tmp_path):
             f"{host}/library/pause:3.9")
     finally:
         srv.shutdown()
+
+
+def test_health_answers_while_the_kubeadm_state_sync_holds_its_lock(apiserver):
+    """keepalived's probe (0.5 s) must not wait behind the kubeadm state sync, which writes to etcd
+    under a lock and can take seconds on a loaded host: a real API server's /healthz waits behind
+    no write. With the sync's lock held, /healthz, /readyz and /livez still answer at once."""
+    api = apiserver["api"]
+    with api._sync_lock:   # pylint: disable=protected-access
+        for path in ("/healthz", "/readyz", "/livez"):
+            assert call(apiserver, "GET", path, who=None) == (200, "ok"), path
