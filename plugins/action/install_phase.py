@@ -68,13 +68,10 @@ class ActionModule(ActionModuleBase):
             journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints,
                                                         "machines": machines, "names": names}
             parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
-            # why each host runs, unless it is a fresh install (a node added or removed, inputs changed)
+            # why each host runs (a node added or removed, inputs changed, reinstalled), unless it is
+            # a fresh install
             if decision["run"] and (decision["skip"] or {decision["why"][h] for h in decision["run"]} != {"new"}):
-                parts.append(f"({ij.explain(decision)})")
-            if decision["reinstalled"]:
-                parts.append(f"{', '.join(decision['reinstalled'])}: not the machine the journal recorded "
-                             "(/etc/machine-id changed, or the host does not record the phase done: "
-                             "reinstalled?), so the phase runs again")
+                parts[0] += f" ({ij.explain(decision)})"
             if decision["skip"]:
                 reasons = sorted(set(decision["skip"].values()))
                 for reason in reasons:
@@ -82,7 +79,8 @@ class ActionModule(ActionModuleBase):
                     parts.append(f"skipping {', '.join(names)} ({reason})")
             result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts))
             if self._task.check_mode:
-                result["check_pending"] = {h: ij.not_done(records.get(h), skip) for h in hosts}
+                this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
+                result["check_pending"] = {h: ij.not_done(records.get(h), skip, this_run) for h in hosts}
         else:
             running = journal.get("running", {}).pop(phase, None) or {}
             at_start, names = ((running["fingerprints"], running.get("names")) if running.get("fingerprints")

@@ -40,6 +40,7 @@ class Phase(NamedTuple):
     roles: tuple = ()
     together: bool = True
     names_groups: tuple = ()
+    tags: tuple = ()
 
 
 def read_phases(path=INSTALL_PLAYBOOK):
@@ -54,7 +55,7 @@ def read_phases(path=INSTALL_PLAYBOOK):
         elif "tke_phase" in v:
             roles = tuple(r["role"] if isinstance(r, dict) else r for r in v.get("tke_phase_roles") or ())
             phases.append(Phase(v["tke_phase"], roles, bool(v.get("tke_phase_together", False)),
-                                tuple(v.get("tke_phase_names") or ())))
+                                tuple(v.get("tke_phase_names") or ()), tuple(entry.get("tags") or ())))
     return tuple(phases)
 
 
@@ -247,8 +248,14 @@ def explain(decision):
     """The hosts that run, grouped by why (decide's "why"), for the phase's banner."""
     groups = {}
     for host in decision["run"]:
-        groups.setdefault(decision["why"].get(host, "inputs changed"), []).append(host)
+        groups.setdefault(WHY_TEXT.get(decision["why"].get(host), decision["why"].get(host, "inputs changed")),
+                          []).append(host)
     return "; ".join(f"{', '.join(hosts)}: {reason}" for reason, hosts in groups.items())
+
+
+# decide's short reasons said in full in the phase's banner
+WHY_TEXT = {"reinstalled": "not the machine the journal recorded (/etc/machine-id changed, or the host does not "
+                           "record the phase done: reinstalled?), so the phase runs again"}
 
 
 def _other_machine(entry, machine):
@@ -274,14 +281,26 @@ def parse_host_read(stdout, record_dir):
     return machine or None, record
 
 
-def not_done(record, skip=()):
+def selected(run_tags=("all",), skip_tags=()):
+    """The phases a run with these --tags / --skip-tags (ansible_run_tags, ansible_skip_tags) goes
+    through, by the tags of their entries in install.yml (Ansible's rule: a play runs when it has a
+    tag asked for, or 'always', or 'all' is asked for, and no tag skipped)."""
+    run, skip = set(run_tags or ("all",)), set(skip_tags or ())
+    return [p.name for p in PHASES if p.name in USER_PHASES
+            and (("all" in run and "never" not in p.tags) or run & set(p.tags) or "always" in p.tags)
+            and not skip & set(p.tags)]
+
+
+def not_done(record, skip=(), this_run=USER_PHASES):
     """The phases (hooks aside) a host does not record done (parse_host_read's record; None: the
-    host could not say, so none), in order, leaving out those the skip list names (the site does
-    their work itself). In check mode what these phases make (the pack's repository, certificates,
-    services, the API server) is not on the host, so the tasks that need it say what they would do
-    instead of checking it (docs/install.md, "Preview with --check")."""
+    host could not say, so none) and this run goes through (selected), in order, leaving out those
+    the skip list names (the site does their work itself). In check mode what these phases make
+    (the pack's repository, certificates, services, the API server) is not on the host yet, so the
+    tasks that need it say what they would do instead of checking it (docs/install.md, "Preview
+    with --check"). A phase this run leaves out (--tags) brings nothing: its work is checked on the
+    host as it is, as the real run would find it."""
     record = record or {}
-    return [p for p in USER_PHASES if p not in record and p not in skip]
+    return [p for p in USER_PHASES if p not in record and p not in skip and p in this_run]
 
 
 def record(journal, phase, fingerprints, now, machines=None, names=None):

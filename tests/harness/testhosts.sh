@@ -207,6 +207,10 @@ up() {
     # name keeps it, as a VM restored from its image does): derived from the instance and the name
     [ -s "$d/merged/etc/machine-id" ] || printf '%s' "th$TH_ID-$h" | md5sum | cut -c1-32 > "$d/merged/etc/machine-id"
     write_hosts_file "$d/merged/etc/hosts"
+    # the host side of its veth pair, if a guest killed on `down` left it (a process still held
+    # the guest's network namespace): nspawn would fail "Failed to add new veth interfaces: File
+    # exists" and the host would never answer
+    ip link del "vb-th$TH_ID-$h" 2>/dev/null || true
     : > "$d/cgroups"
     for c in $HIER; do
       g=$(cgdir "$c" "$h"); mkdir -p "$g"; echo "$g" >> "$d/cgroups"

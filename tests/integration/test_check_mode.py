@@ -55,7 +55,7 @@ def test_check_mode_previews_every_phase_of_a_fresh_site(preview):
     run = preview
     assert run.rc == 0, run.explain()
     # every phase ran, on its hosts, then the cluster's health and the summary
-    hosts = {"etcd": "h1", "control_plane": "h1, h2", "nodes": "h3"}
+    hosts = {"etcd": "h1", "control_plane": "h1, h2", "nodes": "h3", "components": "h1, h2"}
     for n, phase in enumerate(PHASE_NAMES, 1):
         if phase != "validate" and not phase.startswith("hook:"):
             assert re.search(rf"phase {n}/\d+ {phase}: running on {hosts.get(phase, 'h1, h2, h3')}\b", run.output), \

@@ -40,7 +40,7 @@ def test_a_wiped_host_runs_the_phase_again_on_a_plain_rerun(testhosts, tmp_path)
 
     again = run_playbook(INSTALL, inv, "--tags", "host_init")
     assert again.rc == 0, again.explain()
-    assert re.search(r"host_init: running on h2;\s+h2:\s+not\s+the\s+machine\s+the\s+journal\s+recorded", again.output), \
+    assert re.search(r"host_init: running on h2 \(h2:\s+not\s+the\s+machine\s+the\s+journal\s+recorded", again.output), \
         again.explain()
     assert re.search(r"skipping\s+h1\s+\(done", again.output), again.explain()
     assert again.stats["h2"]["changed"] > 0 and again.stats["h1"]["changed"] == 0, again.explain()
@@ -65,7 +65,7 @@ def test_workers_added_then_a_plain_rerun_updates_the_masters(testhosts, tmp_pat
     plain = run_playbook(INSTALL, big, "--tags", "host_init")
     assert plain.rc == 0, plain.explain()
     # h1 and h2 name h3 now (their inputs changed); h3 itself is done with unchanged inputs
-    assert re.search(r"host_init: running on h1, h2;\s+skipping\s+h3\s+\(done", plain.output), plain.explain()
+    assert re.search(r"host_init: running on h1, h2 \(h1, h2:\s+its\s+configuration\s+names\s+h3\s+\(added\)\);\s+skipping\s+h3\s+\(done", plain.output), plain.explain()
     for h in ("h1", "h2"):
         assert f"{h3} h3" in managed_hosts(testhosts, h), managed_hosts(testhosts, h)
     chrony = testhosts.ssh("h1", "grep ^allow /etc/chrony/chrony.conf").stdout

@@ -85,6 +85,10 @@ def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
     assert set(sample["kubernetes"]["versions"]) <= set(fixture["kubernetes"]["versions"])
     spec["kubernetes"] = dict(sample["kubernetes"], images_dir=fixture["kubernetes"]["images_dir"])
     spec["images"], spec["charts"] = fixture["images"], fixture["charts"]
+    # the sample's components are the fixture's (the same templates/components samples, with the
+    # fixture's stand-in images)
+    assert [c["name"] for c in sample["components"]] == [c["name"] for c in fixture["components"]]
+    spec["components"] = fixture["components"]
     spec["controller"] = dict(sample["controller"], requirements=str(TOP / sample["controller"]["requirements"]),
                               collection=str(TOP / sample["controller"]["collection"]))
     spec_file = tmp_path / "pack.yml"

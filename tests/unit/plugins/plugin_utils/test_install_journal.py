@@ -227,3 +227,14 @@ def test_why_a_done_host_runs_again_names_the_hosts_added_and_removed():
     # an older journal without names: just "inputs changed"
     old = j.record(j.empty(), "ha", FP, "t")
     assert j.decide(old, "ha", {"h1": "x", "h2": "b"}, names=["h1"])["why"]["h1"] == "inputs changed"
+
+
+def test_a_phase_this_run_leaves_out_is_not_pending_in_check_mode():
+    # every phase has its own tag in install.yml; validate's is also 'always'
+    assert j.selected() == list(j.USER_PHASES) and j.selected(["all"], []) == list(j.USER_PHASES)
+    assert j.selected(["runtime", "registry"]) == ["validate", "runtime", "registry"]
+    assert "pki" not in j.selected(["all"], ["pki"])
+    # --tags offline,runtime,registry on hosts that record none: pki (not in this run) brings no
+    # certificates, so its work is checked as the host has it, not assumed coming
+    assert j.not_done({}, (), j.selected(["offline", "runtime", "registry"])) == [
+        "validate", "offline", "runtime", "registry"]
