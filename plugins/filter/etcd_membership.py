@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""Filters: external etcd members joining a running cluster (roles/etcd, the etcd phase)."""
+"""Filter: why new etcd members may not join the running cluster now (roles/etcd, the etcd phase)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -60,8 +60,6 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import etcd_membership
 
 
@@ -69,13 +67,6 @@ def etcd_join_refusals(peers, with_data, listed, healthy, active):
     return etcd_membership.join_refusals(list(peers), list(with_data), listed, list(healthy), list(active))
 
 
-def etcd_join_step(peers, listed, host, assumed=()):
-    try:
-        return etcd_membership.join_step(list(peers), listed, str(host), list(assumed or ()))
-    except (ValueError, StopIteration) as e:
-        raise AnsibleFilterError(f"etcd_join_step: {e or host + ' is not an etcd member'}") from e
-
-
 class FilterModule:
     def filters(self):
-        return {"etcd_join_refusals": etcd_join_refusals, "etcd_join_step": etcd_join_step}
+        return {"etcd_join_refusals": etcd_join_refusals}
