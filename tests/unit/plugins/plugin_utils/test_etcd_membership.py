@@ -101,3 +101,13 @@ def test_check_mode_counts_the_members_a_real_run_adds_first():
 def test_a_listing_that_is_not_one_is_an_error():
     with pytest.raises(ValueError, match="not the output of etcdctl member list"):
         join_step(PEERS, "", "e2")
+
+
+def test_the_filters_wrap_the_rules_and_name_a_bad_host():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.offline_pot.tke.plugins.filter.etcd_join_step import etcd_join_step
+    from ansible_collections.offline_pot.tke.plugins.filter.etcd_membership import etcd_join_refusals
+    assert etcd_join_refusals(PEERS, ["e1"], listing(started("e1", 11)), ["e1"], ["e1"]) == []
+    assert etcd_join_step(PEERS, listing(started("e1", 11)), "e2")["add"] is True
+    with pytest.raises(AnsibleFilterError, match="x9 is not an etcd member"):
+        etcd_join_step(PEERS, listing(started("e1", 11)), "x9")
