@@ -116,7 +116,7 @@ def join_step(peers, listed, host, assumed=()):
             if url == peer["peer_url"]:
                 name = peer["name"]
             pairs.append((name, url))
-    listed_urls = {url for _, url in pairs}
+    listed_urls = {url for dummy, url in pairs}
     for p in peers:
         if (p["host"] in set(assumed) or p["host"] == host) and p["peer_url"] not in listed_urls:
             pairs.append((p["name"], p["peer_url"]))
