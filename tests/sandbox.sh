@@ -29,28 +29,23 @@ bash "$H" deps; bash "$H" rootfs; bash "$H" repo
 bash "$H" net-up; bash "$H" up 1 2 3; bash "$H" ssh-wait 1 2 3
 echo "sandbox: 3 hosts reachable in $(( $(date +%s) - t0 )) s (h1 172.30.0.11, h2 172.30.0.12, h3 172.30.0.13)"
 cd "$TOP"
-PY=$TOP/.cache/venv/bin/python
+VENV=${OPT_VENV:-$TOP/.cache/venv}
 # the offline site pack the sandbox installs, built on this machine (cached: reused while its
-# recipe is unchanged)
+# recipe is unchanged), and the kubeadm/kubelet TEST DOUBLES on the hosts: kubeadm and kubelet
+# cannot be had on this machine, where a real site's pack brings the real binaries
 repo=$(TH_ID=0 bash "$H" info | sed -n 's/^TH_REPO=//p')
-PYTHONPATH=$TOP/tests "$PY" tests/harness/fixture_pack.py "$TOP/.cache/sandbox" "$repo" >/dev/null
-echo "sandbox: site pack ready in .cache/sandbox/packs/fixture-1.0.0"
-# kubeadm and kubelet cannot be had on this machine: the sandbox's hosts get their TEST DOUBLES
-# (tests/kubeadm_double), as a real site's pack would bring the real binaries
-PYTHONPATH=$TOP/tests "$PY" -c 'from harness.testhosts import TestHosts; from harness import kubeadm_double
-kubeadm_double.install(TestHosts(th_id=0, count=3))'
-echo "sandbox: kubeadm/kubelet test doubles on the hosts"
+"$VENV/bin/python" tests/harness/sandbox.py "$TOP/.cache/sandbox" "$repo"
 ok=1
 rc=0
-"$TOP/.cache/venv/bin/ansible-playbook" install.yml -i "$INV" "$@" || rc=$?
+"$VENV/bin/ansible-playbook" install.yml -i "$INV" "$@" || rc=$?
 cat <<MSG
 
 sandbox: ansible-playbook install.yml -i inventories/sandbox/hosts.yml exited $rc
   what ran: every phase of install.yml; kubeadm and kubelet are test doubles (tests/kubeadm_double)
-  the hosts stay up for you:  ssh -i .cache/testhosts/id_ed25519 root@172.30.0.11
+  the hosts stay up for you:  ssh -i ${TH_CACHE:-.cache/testhosts}/id_ed25519 root@172.30.0.11
   pull from the registry:     ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d \
                                 --user admin:<tke_admin_password> registry.tke.com/library/hello:1.0   (on any host)
-  run again:                  .cache/venv/bin/ansible-playbook install.yml -i inventories/sandbox/hosts.yml
-  tear down:                  sudo bash tests/sandbox.sh down
+  run again:                  bash tests/sandbox.sh   (or: $VENV/bin/ansible-playbook install.yml -i inventories/sandbox/hosts.yml)
+  tear down:                  bash tests/sandbox.sh down
 MSG
 exit $rc

@@ -387,4 +387,7 @@ def _ensure_pack(cache: Path, repo: Path | None) -> Path:
 if __name__ == "__main__":
     # python tests/harness/fixture_pack.py CACHE [HOSTS_APT_REPO]: the fixture pack built (or reused)
     # under CACHE; prints its directory
+    sys.path.insert(0, str(TOP / "tests"))
+    from harness.collection import make_importable
+    make_importable()
     print(ensure_pack(Path(sys.argv[1]).resolve(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))
