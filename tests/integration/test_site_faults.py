@@ -2,7 +2,7 @@
 site meets, sharing the one install (CI budget):
 
 - every secret of the site stays out of every host's journal and /var/log, the controller's
-  output, and every world-readable file, after an install, a full re-run and a check-mode run;
+  output, and every world-readable file, after an install and a check-mode run with the journal off;
 - keepalived killed with SIGKILL on the VIP holder comes back (systemd) and the VIP is never on
   two hosts (watched on every master every 50 ms);
 - a hung API server (SIGSTOP) on the VIP holder moves the VIP within 3 s;
@@ -54,9 +54,12 @@ def site(testhosts, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def installed(site):
-    """Install, re-run every task (journal off), check mode over the installed site."""
+    """Install, then check mode over the installed site with the journal off (every task runs and
+    shows its diff). A journal-off re-run is not repeated here: it invokes every module with the
+    install's own arguments (nothing new for the secrets scan) and its changed=0 is proven by
+    test_install_e2e."""
     runs = {}
-    for name, args in (("install", ()), ("rerun", NO_RESUME), ("check", ("--check", "--diff", *NO_RESUME))):
+    for name, args in (("install", ()), ("check", ("--check", "--diff", *NO_RESUME))):
         start = time.monotonic()
         runs[name] = run_playbook(INSTALL, site["inv"], *args)
         print(f"{name}: rc={runs[name].rc} {time.monotonic() - start:.0f} s")
