@@ -1,12 +1,13 @@
 """playbooks/reset.yml on three real hosts with the HA keepalived inventory (h1, h2 masters holding
 the VIP with keepalived, h3 a worker, external etcd and the registry on h1). First an install
-stopped after the etcd phase (as a failed install leaves a site) is reset clean. Then, on the
-whole install: refused without the confirmation (nothing touched); --check --diff shows what would
-go and touches nothing; one worker reset with --limit (the others untouched); the whole site
-reset (services, files, the VIP, netfilter and the controller's journal checked on the hosts and
-the controller), and again with no change; then a fresh install on the same hosts works, with
-calico this time (issue 13's calico on a fresh site: nothing of flannel's left), and a re-run
-changes nothing.
+stopped after the etcd phase (as a failed install leaves a site) is reset clean. Then the same
+hosts are installed from scratch, with calico (issue 13's calico on a fresh site: its objects,
+images and CNI configuration; a re-run changes nothing), and on that whole install: refused
+without the confirmation (nothing touched); --check --diff shows what would go and touches
+nothing; one worker reset with --limit (the others untouched); the whole site reset (services,
+files, the VIP, netfilter and the controller's journal checked on the hosts and the controller),
+and again with no change. One full install serves it all (CI time): the install after the partial
+reset is the fresh install.
 
 kubeadm and kubelet are the test doubles (tests/kubeadm_double), as in test_install_e2e.py; the
 double's `kubeadm reset` removes what the real one removes (its README).
@@ -52,7 +53,8 @@ def site(testhosts, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def installed(site):
-    first = run_playbook(INSTALL, site["inv"])
+    """The whole install, with calico, on hosts a reset left (the partial install's, first test)."""
+    first = run_playbook(INSTALL, site["inv"], *CALICO)
     assert first.rc == 0, first.explain()
     return first
 
@@ -80,6 +82,40 @@ def test_reset_cleans_an_install_stopped_after_etcd(testhosts, site):
     for h in th.names:
         assert left(th, h) == [], (h, left(th, h))
     assert journal(site)["phases"] == {}
+
+
+def test_fresh_install_after_the_reset_with_calico(testhosts, site, installed):
+    """The reset hosts installed again from scratch, with calico (issue 13's fresh calico site)."""
+    th = testhosts
+    again = installed
+    # every phase ran again on every host (none was skipped as done)
+    assert not re.search(r"skipping [^()]*\(done ", again.output), again.explain()
+    assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd kubelet").stdout.split() == ["active"] * 4
+    assert th.ssh("h3", "systemctl is-active containerd kubelet").stdout.split() == ["active"] * 2
+    nodes = th.names
+    for h in nodes:
+        assert shows(again, f"'  {h}: Ready"), (h, again.output[-4000:])
+    assert shows(again, f"DaemonSet kube-system/calico-node: rolled out, {len(nodes)}/{len(nodes)} pods available"), \
+        again.explain()
+    th.kubectl_client("h1")
+    # calico's objects, and no other network's
+    assert objects_of(th, CALICO_KINDS) == sorted(
+        [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding") for n in CALICO_NAMES]
+        + [f"ServiceAccount kube-system/{n}" for n in CALICO_NAMES]
+        + ["ConfigMap kube-system/calico-config", "DaemonSet kube-system/calico-node",
+           "Deployment kube-system/calico-kube-controllers", "PodDisruptionBudget kube-system/calico-kube-controllers"])
+    crds = objects_of(th, "customresourcedefinitions")
+    assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
+    pod = json.loads(kubectl(th, "-n kube-system get ds calico-node -o json").stdout)["spec"]["template"]["spec"]
+    assert sorted({c["image"] for c in pod["containers"] + pod["initContainers"]}) == [
+        "registry.tke.com/library/calico-cni:v3.28.2", "registry.tke.com/library/calico-node:v3.28.2"]
+    # exactly calico's CNI configuration on each node, naming the node
+    assert cni_dirs(th, nodes) == {h: ["10-calico.conflist"] for h in nodes}
+    for h in nodes:
+        conf = json.loads(th.ssh(h, "cat /etc/cni/net.d/10-calico.conflist").stdout)
+        assert conf["plugins"][0]["type"] == "calico" and conf["plugins"][0]["nodename"] == h, conf
+    rerun = run_playbook(INSTALL, site["inv"], *CALICO)
+    assert rerun.rc == 0 and rerun.changed_hosts() == {}, rerun.explain()
 
 
 def test_refused_without_confirmation_touches_nothing(testhosts, site, installed):
@@ -137,40 +173,3 @@ def test_reset_whole_site(testhosts, site, installed):
     assert journal(site)["phases"] == {} and journal(site)["step"] == 0
     assert json.loads((site["dir"] / ".tke" / "tke.json").read_text())["step"] == 0
     assert (site["dir"] / ".tke" / "pki" / "ca.key").exists()
-
-
-def test_fresh_install_after_reset_with_calico(testhosts, site, installed):
-    """The reset hosts installed again from scratch, this time with calico (issue 13's fresh calico
-    site, on hosts that had flannel: nothing of flannel's may be left, on the hosts or in the API)."""
-    th = testhosts
-    again = run_playbook(INSTALL, site["inv"], *CALICO)
-    assert again.rc == 0, again.explain()
-    # every phase ran again on every host (none was skipped as done)
-    assert not re.search(r"skipping [^()]*\(done ", again.output), again.explain()
-    assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd kubelet").stdout.split() == ["active"] * 4
-    assert th.ssh("h3", "systemctl is-active containerd kubelet").stdout.split() == ["active"] * 2
-    nodes = th.names
-    for h in nodes:
-        assert shows(again, f"'  {h}: Ready"), (h, again.output[-4000:])
-    assert shows(again, f"DaemonSet kube-system/calico-node: rolled out, {len(nodes)}/{len(nodes)} pods available"), \
-        again.explain()
-    th.kubectl_client("h1")
-    # calico's objects, and none of flannel's (the reset removed etcd's data with the flannel objects)
-    assert objects_of(th, CALICO_KINDS) == sorted(
-        [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding") for n in CALICO_NAMES]
-        + [f"ServiceAccount kube-system/{n}" for n in CALICO_NAMES]
-        + ["ConfigMap kube-system/calico-config", "DaemonSet kube-system/calico-node",
-           "Deployment kube-system/calico-kube-controllers", "PodDisruptionBudget kube-system/calico-kube-controllers"])
-    assert kubectl(th, "get namespace kube-flannel").returncode != 0
-    crds = objects_of(th, "customresourcedefinitions")
-    assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
-    pod = json.loads(kubectl(th, "-n kube-system get ds calico-node -o json").stdout)["spec"]["template"]["spec"]
-    assert sorted({c["image"] for c in pod["containers"] + pod["initContainers"]}) == [
-        "registry.tke.com/library/calico-cni:v3.28.2", "registry.tke.com/library/calico-node:v3.28.2"]
-    # exactly calico's CNI configuration on each node, naming the node
-    assert cni_dirs(th, nodes) == {h: ["10-calico.conflist"] for h in nodes}
-    for h in nodes:
-        conf = json.loads(th.ssh(h, "cat /etc/cni/net.d/10-calico.conflist").stdout)
-        assert conf["plugins"][0]["type"] == "calico" and conf["plugins"][0]["nodename"] == h, conf
-    rerun = run_playbook(INSTALL, site["inv"], *CALICO)
-    assert rerun.rc == 0 and rerun.changed_hosts() == {}, rerun.explain()
