@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,12 +36,22 @@ INSTALL_PLAYBOOK = COLLECTION_ROOT / "playbooks" / "install.yml"
 CLUSTER_ROLE = "tke"   # its options (the cluster-wide settings) are an input of every phase
 
 
+# names in a text (a file, a definition, a phase entry): see "what a phase reads" below
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _words(text):
+    return frozenset(_WORD.findall(text))
+
+
 class Phase(NamedTuple):
     name: str
     roles: tuple = ()
     together: bool = True
     names_groups: tuple = ()
     tags: tuple = ()
+    # the names its entry's variables use (a role's `when`, the host-by-host step's role)
+    entry_words: frozenset = frozenset()
 
 
 def read_phases(path=INSTALL_PLAYBOOK):
@@ -54,8 +65,11 @@ def read_phases(path=INSTALL_PLAYBOOK):
             phases.append(Phase(f"hook:{v['tke_hook']}"))
         elif "tke_phase" in v:
             roles = tuple(r["role"] if isinstance(r, dict) else r for r in v.get("tke_phase_roles") or ())
+            serial = (v.get("tke_phase_serial") or {}).get("role")
+            roles += (serial,) if serial and serial not in roles else ()
             phases.append(Phase(v["tke_phase"], roles, bool(v.get("tke_phase_together", False)),
-                                tuple(v.get("tke_phase_names") or ()), tuple(entry.get("tags") or ())))
+                                tuple(v.get("tke_phase_names") or ()), tuple(entry.get("tags") or ()),
+                                _words(yaml.safe_dump(v))))
     return tuple(phases)
 
 
@@ -105,15 +119,27 @@ def role_options(role, roles_dir=COLLECTION_ROOT / "roles"):
 
 @functools.lru_cache(maxsize=None)
 def _role_options(role, roles_dir):
-    role = role.rsplit(".", 1)[-1]
-    base = Path(roles_dir) / role / "meta"
-    names = set()
-    specs = _yaml(base / "argument_specs.yml").get("argument_specs") or {}
-    for entry in specs.values():
-        names.update((entry or {}).get("options") or {})
-    for dep in _yaml(base / "main.yml").get("dependencies") or ():
-        names |= _role_options(dep["role"] if isinstance(dep, dict) else dep, roles_dir)
+    role = _short(role)
+    names = set(_declared(role, roles_dir))
+    for dep in _dependencies(role, roles_dir):
+        names |= _role_options(dep, roles_dir)
     return frozenset(names)
+
+
+def _short(role):
+    return role.rsplit(".", 1)[-1]
+
+
+@functools.lru_cache(maxsize=None)
+def _declared(role, roles_dir):
+    """The options one role declares itself (meta/argument_specs.yml, all entry points)."""
+    specs = _yaml(Path(roles_dir) / role / "meta" / "argument_specs.yml").get("argument_specs") or {}
+    return frozenset(k for entry in specs.values() for k in ((entry or {}).get("options") or {}))
+
+
+def _dependencies(role, roles_dir):
+    return [_short(dep["role"] if isinstance(dep, dict) else dep)
+            for dep in _yaml(Path(roles_dir) / role / "meta" / "main.yml").get("dependencies") or ()]
 
 
 def _yaml(path):
@@ -124,15 +150,89 @@ def _yaml(path):
         return {}
 
 
+# --- what a phase reads -----------------------------------------------------------------------
+# A phase's inputs are the settings its roles read, not every cluster-wide setting: changing the
+# network plugin must re-run the network phase, not the PKI. What a role reads is found in its
+# files (tasks, templates, handlers, defaults, vars, files): every name in them that some role
+# declares as an option, followed through the derived settings it uses (a `tke_*` default of the
+# tke role, or any role's default or var, whose definition names other settings). Over-inclusive
+# by design (a name in a comment counts): a phase may re-run for a setting it only mentions, never
+# skip one it reads. The roles it reaches are its own, their meta dependencies and the roles their
+# tasks include (`offline_pot.tke.<role>`), less the tke role's own files (the phase machinery,
+# whose settings steer the run: ORCHESTRATION_VARS); the tke role's defaults count by name only.
+def _role_names(roles_dir):
+    return frozenset(p.name for p in Path(roles_dir).iterdir() if (p / "meta").is_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _role_text(role, roles_dir):
+    """A role's own files, as one text."""
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace")
+                     for path in sorted((Path(roles_dir) / role).rglob("*")) if path.is_file())
+
+
+@functools.lru_cache(maxsize=None)
+def _role_words(role, roles_dir):
+    """The names used anywhere in a role's own files."""
+    return _words(_role_text(role, roles_dir))
+
+
+@functools.lru_cache(maxsize=None)
+def _reached_roles(roles, roles_dir):
+    """roles, their dependencies and the collection's roles their files include, less tke."""
+    known = _role_names(roles_dir)
+    seen, todo = set(), [_short(r) for r in roles]
+    while todo:
+        role = todo.pop()
+        if role in seen or role == CLUSTER_ROLE or role not in known:
+            continue
+        seen.add(role)
+        todo += _dependencies(role, roles_dir)
+        todo += re.findall(r"offline_pot\.tke\.(\w+)", _role_text(role, roles_dir))
+    return frozenset(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def _definitions(roles_dir):
+    """name -> the names its definition uses, for every role's defaults and vars."""
+    out = {}
+    for role in _role_names(roles_dir):
+        for kind in ("defaults", "vars"):
+            for path in sorted((Path(roles_dir) / role / kind).glob("*.yml")):
+                for key, value in (_yaml(path) or {}).items():
+                    out[key] = out.get(key, frozenset()) | _words(json.dumps(value, default=str))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _all_options(roles_dir):
+    return frozenset(k for role in _role_names(roles_dir) for k in _declared(role, roles_dir))
+
+
+def read_names(roles, extra=frozenset(), roles_dir=COLLECTION_ROOT / "roles"):
+    """The settings (options some role declares) that roles read, directly or through derived
+    settings; extra: more names used (the phase entry's own variables)."""
+    roles_dir = str(roles_dir)
+    reached = _reached_roles(tuple(roles), roles_dir)
+    words = set(extra).union(*(_role_words(r, roles_dir) for r in reached))
+    definitions = _definitions(roles_dir)
+    todo = list(words & set(definitions))
+    while todo:
+        for w in definitions.get(todo.pop(), ()):
+            if w not in words:
+                words.add(w)
+                todo.append(w)
+    own = set().union(*(_declared(r, roles_dir) for r in reached))
+    return frozenset(own | (words & _all_options(roles_dir)))
+
+
 def input_options(name):
-    """The variables that are a phase's inputs: the options its roles declare, and the cluster-wide
-    ones (a hook has none: its input is its file)."""
+    """The variables that are a phase's inputs: what its roles read (read_names; a hook has none:
+    its input is its file)."""
     if name.startswith("hook:"):
         return frozenset()
-    out = set(role_options(CLUSTER_ROLE))
-    for role in phase(name).roles:
-        out |= role_options(role)
-    return frozenset(out)
+    p = phase(name)
+    return read_names(p.roles, p.entry_words)
 
 
 # Variables that steer the install run itself (resume, skip, force, where the hooks are): they are

@@ -25,6 +25,9 @@ HA_MODES = ("none", "keepalived", "thirdparty", "local_lb")
 # Pod network MTU when set (0 = derived from the node interface): 1280 is the smallest link MTU
 # IPv6 allows (RFC 8200 section 5), 9000 a jumbo frame.
 NETWORK_MTU = (1280, 9000)
+# calico IPPool blockSize (docs.tigera.io calico reference, resources/ippool: "20 to 32 (inclusive) for
+# IPv4 and 116 to 128 (inclusive) for IPv6")
+CALICO_BLOCK_SIZES = {4: (20, 32), 6: (116, 128)}
 MIN_PASSWORD = 8
 _DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -281,6 +284,14 @@ def _check_pod_network(s, groups):
         out.append(problem("all", "tke_network_mtu", f"{s.get('tke_network_mtu')!r} is not an MTU: 0 (from the "
                            f"node interface) or {low}-{high}"))
     pod, mask = parse_net(s.get("tke_pod_cidr", "")), _int_or_none(s.get("tke_node_cidr_mask"))
+    # calico takes its IP pool's blockSize from tke_node_cidr_mask (CALICO_IPV4POOL_BLOCK_SIZE);
+    # calico accepts 20 to 32 for IPv4, 116 to 128 for IPv6 (IPPool reference, "blockSize"), and
+    # calico-node exits at start with another one
+    if s.get("tke_network_plugin") == "calico" and pod and mask is not None:
+        low, high = CALICO_BLOCK_SIZES[pod.version]
+        if not low <= mask <= high:
+            out.append(problem("all", "tke_node_cidr_mask", f"{mask} is not a calico IP pool block size: "
+                               f"calico takes {low} to {high} for an IPv{pod.version} pod network"))
     nodes = sorted(set(groups.get("masters", [])) | set(groups.get("workers", [])))
     if pod and mask is not None and pod.prefixlen < mask <= pod.max_prefixlen:
         room = 2 ** (mask - pod.prefixlen)

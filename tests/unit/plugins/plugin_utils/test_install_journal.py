@@ -162,12 +162,46 @@ def test_site_names_cover_the_hosts_a_phase_names():
     assert j.site_names("runtime", hv, groups) == []
 
 
-def test_inputs_are_the_options_the_phase_roles_declare():
+def test_inputs_are_the_settings_the_phase_roles_read():
     pki = j.input_options("pki")
     assert {"tke_vip", "pki_restart"} <= pki and "etcd_data_dir" not in pki
     # control_plane depends on the kubelet role: its options are inputs too
     assert {"control_plane_etcd_mode", "kubelet_bin"} <= j.input_options("control_plane")
     assert j.input_options("hook:pre-install") == frozenset()
+    # a cluster-wide setting is an input only where a role reads it, directly or through a derived
+    # setting: the network plugin is the network phase's (and offline's: the pack must have the
+    # plugin's images), not the PKI's, the runtime's or the control plane's
+    reads_plugin = {p for p in j.USER_PHASES if "tke_network_plugin" in j.input_options(p)}
+    assert reads_plugin == {"offline", "network"}
+    # the ha phase's roles are chosen by tke_ha_mode in its entry: an input of the phase
+    assert "tke_ha_mode" in j.input_options("ha")
+    # the nodes join tke_control_plane_endpoint, a derived setting: what it is made of is an input
+    assert {"tke_control_plane_endpoint", "tke_api_domain", "tke_ha_mode", "tke_vport", "tke_api_port"} <= \
+        j.input_options("nodes")
+    # the VIP reaches the nodes through /etc/hosts (host_init: tke_api_address), not their own files
+    assert "tke_vip" in j.input_options("host_init") and "tke_vip" not in j.input_options("nodes")
+    # the host-by-host step's role (pki: etcd members restart) is part of its phase
+    assert "pki" in j._reached_roles(j.phase("pki").roles, str(j.COLLECTION_ROOT / "roles"))
+
+
+def test_a_derived_setting_is_followed_to_the_settings_it_uses(tmp_path):
+    roles = tmp_path / "roles"
+    for role, spec, defaults, tasks in (
+            ("tke", {"tke_a": {}, "tke_b": {}, "tke_c": {}}, "tke_a: 1\ntke_b: 2\ntke_c: 3\n"
+             "tke_derived: \"{{ tke_b }}\"\n", ""),
+            ("one", {"one_x": {}}, "one_x: 1\n", "- debug: {msg: '{{ tke_derived }} {{ one_x }}'}\n"
+             "- include_role: {name: offline_pot.tke.two}\n"),
+            ("two", {"two_y": {}}, "two_y: 1\n", "- debug: {msg: '{{ tke_c }}'}\n")):
+        (roles / role / "meta").mkdir(parents=True)
+        (roles / role / "defaults").mkdir()
+        (roles / role / "tasks").mkdir()
+        (roles / role / "meta" / "argument_specs.yml").write_text(
+            j.yaml.safe_dump({"argument_specs": {"main": {"options": spec}}}))
+        (roles / role / "meta" / "main.yml").write_text("dependencies: [offline_pot.tke.tke]\n" if role != "tke" else "")
+        (roles / role / "defaults" / "main.yml").write_text(defaults)
+        (roles / role / "tasks" / "main.yml").write_text(tasks or "[]\n")
+    assert j.read_names(("one",), roles_dir=roles) == {"one_x", "tke_b", "two_y", "tke_c"}
+    assert j.read_names(("two",), frozenset({"tke_a"}), roles_dir=roles) == {"two_y", "tke_c", "tke_a"}
 
 
 INSTALL = j.INSTALL_PLAYBOOK

@@ -55,6 +55,11 @@ def test_good_models_have_no_problem():
     (dict(tke_network_mtu=9001), ["all: tke_network_mtu: 9001 is not an MTU: 0 (from the node interface) or 1280-9000"]),
     (dict(tke_network_mtu=1000), ["all: tke_network_mtu: 1000 is not an MTU"]),
     (dict(tke_network_mtu="big"), ["all: tke_network_mtu: 'big' is not an MTU"]),
+    # calico's IP pool block size is the node mask: calico takes 20 to 32 (IPv4); flannel any
+    (dict(tke_network_plugin="calico", tke_node_cidr_mask=19, tke_pod_cidr="10.64.0.0/14"),
+     ["all: tke_node_cidr_mask: 19 is not a calico IP pool block size: calico takes 20 to 32"]),
+    (dict(tke_network_plugin="calico", tke_node_cidr_mask=26), []),
+    (dict(tke_network_plugin="flannel", tke_node_cidr_mask=19, tke_pod_cidr="10.64.0.0/14"), []),
     # 2 nodes (m1, w1): a /24 split in /25s holds exactly 2, in /24s just 1
     (dict(tke_pod_cidr="10.244.0.0/24", tke_node_cidr_mask=25), []),
     (dict(tke_pod_cidr="10.244.0.0/24", tke_node_cidr_mask=24),
