@@ -120,7 +120,8 @@ def test_kubectl_speaks_to_it(testhosts, cluster):
     assert th.ssh("h1", k + "get nodes -o name").stdout.split() == ["node/h1", "node/h2", "node/h3"]
     table = th.ssh("h1", k + "get nodes").stdout.splitlines()
     assert table[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"], table
-    assert table[1].split()[0] == "h1" and table[1].split()[1] in ("Ready", "NotReady") and table[1].split()[4].startswith("v1."), table
+    h1 = table[1].split()
+    assert h1[0] == "h1" and h1[1] in ("Ready", "NotReady") and h1[4] == "v1.30.4", table
     th.ssh("h1", f"cat > /tmp/web.yaml <<'EOF'\n{KUBECTL_DEPLOYMENT}EOF")
     apply = k + "apply -f /tmp/web.yaml"
     assert th.ssh("h1", apply).stdout.strip() == "deployment.apps/web created"
