@@ -90,11 +90,28 @@ class TestHosts:
                                  f"stdout: {res.stdout}\nstderr: {res.stderr}")
         return res
 
-    def kubectl_client(self, name: str = "h1") -> None:
-        """Debian's kubectl (kubernetes-client) on a host: a client independent of the collection's
-        own, to read the cluster the way an operator would."""
-        self.ssh(name, "command -v kubectl >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-                       "apt-get install -y -qq kubernetes-client) >/dev/null 2>&1; command -v kubectl", timeout=300)
+    def kubectl_client(self, name: str = "h1", version: str | None = None) -> str:
+        """Real kubectl (the official build, tests/harness/real_clients.py) of the cluster's minor
+        version at /usr/local/bin/kubectl on a host: a client independent of the collection's own, to
+        read the cluster the way an operator would. The minor is `version`'s, else the image tag of the
+        host's kube-apiserver static pod manifest, else the newest pinned. Returns its version."""
+        from harness import real_clients
+        if version is None:
+            tag = self.ssh(name, "sed -n 's/.*image: .*kube-apiserver:\\(v[0-9][0-9.]*\\).*/\\1/p' "
+                                 "/etc/kubernetes/manifests/kube-apiserver.yaml 2>/dev/null | head -1",
+                           check=False).stdout.strip()
+            version = tag if real_clients.minor_of(tag or "x") in real_clients.WHEELS else max(real_clients.WHEELS)
+        binary = real_clients.kubectl(version)
+        want = real_clients.WHEELS[real_clients.minor_of(version)]["kubectl"]
+        have = self.ssh(name, "sha256sum /usr/local/bin/kubectl 2>/dev/null", check=False).stdout.split()[:1]
+        if have != [want[1]]:
+            with open(binary, "rb") as src:
+                argv = ["ssh", "-q", "-i", self.key, "-o", "StrictHostKeyChecking=no",
+                        "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", f"root@{self.ip(name)}",
+                        "cat > /usr/local/bin/kubectl.part && chmod 0755 /usr/local/bin/kubectl.part && "
+                        "mv /usr/local/bin/kubectl.part /usr/local/bin/kubectl"]
+                subprocess.run(argv, stdin=src, check=True, timeout=300)
+        return want[0]
 
     def host_vars(self, name: str, auth: str = "key") -> dict:
         """Connection variables for one host: auth is key (root), password (root over

@@ -110,15 +110,20 @@ spec:
 
 
 def test_kubectl_speaks_to_it(testhosts, cluster):
-    """The field's standard client (Debian's kubernetes-client) on a master with admin.conf: lists,
-    client-side apply (GET, then create or a strategic merge patch) and delete."""
+    """Real kubectl of the cluster's minor (tests/harness/real_clients.py) on a master with
+    admin.conf: `get nodes` as a Table (STATUS, ROLES, VERSION), client-side apply with kubectl's
+    default validation (the server's fieldValidation, found in /openapi/v3), create or a strategic
+    merge patch, and delete."""
     th = testhosts
-    th.ssh("h1", "apt-get install -y -qq kubernetes-client >/dev/null 2>&1; command -v kubectl", timeout=300)
+    th.kubectl_client("h1")
     k = "KUBECONFIG=/etc/kubernetes/admin.conf kubectl "
     assert th.ssh("h1", k + "get nodes -o name").stdout.split() == ["node/h1", "node/h2", "node/h3"]
+    table = th.ssh("h1", k + "get nodes").stdout.splitlines()
+    assert table[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"], table
+    h1 = table[1].split()
+    assert h1[0] == "h1" and h1[1] in ("Ready", "NotReady") and h1[4] == "v1.30.4", table
     th.ssh("h1", f"cat > /tmp/web.yaml <<'EOF'\n{KUBECTL_DEPLOYMENT}EOF")
-    # (kubectl 1.20 would download /openapi/v2 for its client-side validation: the double has none)
-    apply = k + "apply --validate=false -f /tmp/web.yaml"
+    apply = k + "apply -f /tmp/web.yaml"
     assert th.ssh("h1", apply).stdout.strip() == "deployment.apps/web created"
     assert th.ssh("h1", apply).stdout.strip() == "deployment.apps/web unchanged"
     th.ssh("h1", "sed -i 's/replicas: 2/replicas: 3/' /tmp/web.yaml")

@@ -378,7 +378,7 @@ def test_server_generation_status_and_workload_rule(apiserver):
                    {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "r.io/x:2"}]}}}},
                    ctype="application/strategic-merge-patch+json")
     assert code == 200 and d["metadata"]["generation"] == 2
-    assert d["spec"]["template"]["spec"]["containers"] == [{"name": "c", "image": "r.io/x:2"}]
+    assert [(c["name"], c["image"]) for c in d["spec"]["template"]["spec"]["containers"]] == [("c", "r.io/x:2")]
 
 
 def test_server_nodes_register_and_get_kubeadm_marks(apiserver):
@@ -525,3 +525,287 @@ def test_health_answers_while_the_kubeadm_state_sync_holds_its_lock(apiserver):
     with api._sync_lock:   # pylint: disable=protected-access
         for path in ("/healthz", "/readyz", "/livez"):
             assert call(apiserver, "GET", path, who=None) == (200, "ok"), path
+
+
+# ------------------------------------------------------------------ as kube-apiserver answers real clients
+def call_h(apiserver, method, path, body=None, ctype="application/json", accept=None, raw=None):
+    """call() with the response headers (Warning) and any Accept."""
+    ctx = ssl.create_default_context(cafile=str(apiserver["pki"] / "ca.crt"))
+    ctx.load_cert_chain(apiserver["pki"] / "admin.crt", apiserver["pki"] / "admin.key")
+    headers = {"Content-Type": ctype, **({"Accept": accept} if accept else {})}
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(apiserver["url"] + path, data, headers, method=method)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            return r.status, json.loads(r.read()), r.headers.get_all("Warning") or []
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()), e.headers.get_all("Warning") or []
+
+
+def test_server_openapi_v3_from_the_validation_schemas(apiserver):
+    """kubectl reads /openapi/v3: the group/version document lists a PATCH with the kind's
+    x-kubernetes-group-version-kind and the fieldValidation parameter (so it leaves validation to the
+    server: cli-runtime query_param_verifier_v3.go), and schemas with the patch merge keys."""
+    code, root, dummy = call_h(apiserver, "GET", "/openapi/v3")
+    assert code == 200 and {"api/v1", "apis/apps/v1", "apis/rbac.authorization.k8s.io/v1"} <= set(root["paths"])
+    url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
+    assert url.startswith("/openapi/v3/apis/apps/v1?hash=")
+    code, doc, dummy = call_h(apiserver, "GET", url)
+    assert code == 200 and doc["openapi"].startswith("3.")
+    patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
+    assert {"name": "fieldValidation", "in": "query"}.items() <= next(
+        p for p in patch["parameters"] if p["name"] == "fieldValidation").items()
+    schemas = doc["components"]["schemas"]
+    assert schemas["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"][0]["kind"] == "Deployment"
+    containers = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+    assert containers["x-kubernetes-patch-merge-key"] == "name" and containers["type"] == "array"
+    assert containers["items"]["$ref"] == "#/components/schemas/io.k8s.api.core.v1.Container"
+    # the same schemas the double validates with: kubernetes-validate's for this version
+    import kubernetes_validate.utils as kvu
+    assert set(schemas) <= set(kvu.schema_contents("kubernetes-json-schema/v1.30.0-local/_definitions.json",
+                                                   "1.30.4")["$defs"])
+    code, v2, dummy = call_h(apiserver, "GET", "/openapi/v2", accept="application/json")
+    assert code == 200 and v2["swagger"] == "2.0" and "io.k8s.api.apps.v1.DaemonSet" in v2["definitions"]
+    assert call_h(apiserver, "GET", "/openapi/v3/apis/nope/v1")[0] == 404
+
+
+def node_info(version="v1.30.4"):
+    return {k: "x" for k in ("architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion",
+                             "machineID", "operatingSystem", "osImage", "systemUUID")} | {"kubeletVersion": version}
+
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+
+
+def test_server_table_output(apiserver):
+    call(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "tbl", "labels": {
+        "node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/etcd": ""}},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}], "nodeInfo": node_info()}})
+    code, t, dummy = call_h(apiserver, "GET", "/api/v1/nodes/tbl", accept=TABLE)
+    assert code == 200 and (t["kind"], t["apiVersion"]) == ("Table", "meta.k8s.io/v1")
+    assert [c["name"] for c in t["columnDefinitions"] if c["priority"] == 0] == ["Name", "Status", "Roles", "Age",
+                                                                              "Version"]
+    cells = t["rows"][0]["cells"]
+    assert cells[:3] == ["tbl", "NotReady", "control-plane,etcd"] and cells[4] == "v1.30.4"
+    assert t["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    # any other kind: the default convertor's Name / Created At; a list has every row
+    code, t, dummy = call_h(apiserver, "GET", "/apis/coordination.k8s.io/v1/leases?includeObject=Object", accept=TABLE)
+    assert code == 200 and [c["name"] for c in t["columnDefinitions"]] == ["Name", "Created At"]
+    code, t, dummy = call_h(apiserver, "GET", "/api/v1/namespaces", accept=TABLE)
+    assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Status", "Age"]
+    assert {r["cells"][0] for r in t["rows"]} >= {"default", "kube-system"}
+    # without the Table media type: the object as before
+    code, n, dummy = call_h(apiserver, "GET", "/api/v1/nodes/tbl")
+    assert n["kind"] == "Node"
+
+
+def test_human_duration():
+    from apiserver_double.tables import human_duration
+    assert [human_duration(s) for s in (5, 119, 150, 600, 3 * 3600 + 60, 9 * 3600, 3 * 86400 + 3600, 400 * 86400)] == [
+        "5s", "119s", "2m30s", "10m", "3h1m", "9h", "3d1h", "400d"]
+
+
+def test_server_watch_streams_events(apiserver):
+    """?watch=true&resourceVersion=N: ADDED/MODIFIED/DELETED events after N, chunked JSON lines."""
+    code, lst = call(apiserver, "GET", "/api/v1/namespaces/default/configmaps")
+    rv = lst["metadata"]["resourceVersion"]
+    events = []
+
+    def watch():
+        ctx = ssl.create_default_context(cafile=str(apiserver["pki"] / "ca.crt"))
+        ctx.load_cert_chain(apiserver["pki"] / "admin.crt", apiserver["pki"] / "admin.key")
+        req = urllib.request.Request(apiserver["url"] + "/api/v1/namespaces/default/configmaps?watch=true"
+                                     f"&resourceVersion={rv}&timeoutSeconds=4&fieldSelector=metadata.name%3Dw1")
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            for line in r:
+                events.append(json.loads(line))
+    t = threading.Thread(target=watch)
+    t.start()
+    import time
+    time.sleep(1)
+    call(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "w1"}, "data": {"a": "1"}})
+    call(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "w2"}})
+    call(apiserver, "PATCH", "/api/v1/namespaces/default/configmaps/w1", {"data": {"a": "2"}},
+         ctype="application/merge-patch+json")
+    time.sleep(1)
+    call(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/w1")
+    t.join(10)
+    assert [(e["type"], e["object"]["metadata"]["name"], (e["object"].get("data") or {}).get("a")) for e in events] == [
+        ("ADDED", "w1", "1"), ("MODIFIED", "w1", "2"), ("DELETED", "w1", "2")] or \
+        [(e["type"], e["object"]["data"]["a"]) for e in events] == [("ADDED", "2"), ("DELETED", "2")], events
+
+
+def test_server_field_validation_warn_is_the_default(apiserver):
+    """No fieldValidation: the unknown field is dropped and named in a Warning header (299);
+    Strict: 400 strict decoding error; Ignore: dropped, no warning."""
+    d = deployment("fv")
+    d["spec"]["bogus"] = 1
+    d["spec"]["template"]["spec"]["containers"][0]["colour"] = "red"
+    code, got, warn = call_h(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", d)
+    assert code == 201 and "bogus" not in got["spec"] and "colour" not in got["spec"]["template"]["spec"]["containers"][0]
+    assert sorted(warn) == sorted(['299 - "unknown field \\"spec.bogus\\""',
+                                   '299 - "unknown field \\"spec.template.spec.containers[0].colour\\""'])
+    d["metadata"]["name"] = "fv2"
+    code, s, warn = call_h(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict", d)
+    assert code == 400 and "strict decoding error: unknown field" in s["message"]
+    code, got, warn = call_h(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments?fieldValidation=Ignore", d)
+    assert code == 201 and warn == [] and "bogus" not in got["spec"]
+    assert call_h(apiserver, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Loud",
+                  {"metadata": {"name": "x"}})[0] == 400
+
+
+@pytest.mark.parametrize("given,want", [
+    ("1000m", "1"), ("0.5", "500m"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("1000", "1k"), ("1500", "1500"),
+    ("100m", "100m"), ("1Gi", "1Gi"), ("512Ki", "512Ki"), ("0.1", "100m"), (2, "2"), ("1e3", "1e3"),
+    ("0.0000000001", "1n"), ("128974848", "128974848"), ("129e6", "129e6"), ("123Mi", "123Mi"), ("0", "0")])
+def test_quantities_are_canonical(given, want):
+    """resource.Quantity's canonical form (apimachinery/pkg/api/resource/quantity.go, its tests)."""
+    from apiserver_double.defaults import canonical_quantity
+    assert canonical_quantity(given) == want
+
+
+def test_server_defaults_on_create_update_patch_and_dry_run(apiserver):
+    base = "/apis/apps/v1/namespaces/default/"
+    d = deployment("dft")
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1000m", "memory": "1024Mi"}}
+    for q in ("?dryRun=All", ""):
+        code, got = call(apiserver, "POST", base + "deployments" + q, d)
+        assert code == 201
+        s = got["spec"]
+        assert s["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+        assert (s["revisionHistoryLimit"], s["progressDeadlineSeconds"]) == (10, 600)
+        ps = s["template"]["spec"]
+        assert (ps["restartPolicy"], ps["dnsPolicy"], ps["schedulerName"]) == ("Always", "ClusterFirst",
+                                                                              "default-scheduler")
+        c = ps["containers"][0]
+        assert c["resources"]["requests"] == {"cpu": "1", "memory": "1Gi"} and c["imagePullPolicy"] == "IfNotPresent"
+    # patch: the result is defaulted too
+    code, got = call(apiserver, "PATCH", base + "deployments/dft", {"spec": {"strategy": {"type": "Recreate",
+                                                                                          "rollingUpdate": None}}},
+                     ctype="application/merge-patch+json")
+    assert code == 200 and got["spec"]["strategy"] == {"type": "Recreate"}
+    code, got = call(apiserver, "PATCH", base + "deployments/dft",
+                     {"spec": {"template": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "0.5"}}}]}}}},
+                     ctype="application/strategic-merge-patch+json")
+    assert got["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "500m"}
+    # update (PUT) without the defaulted fields: defaulted again
+    cur = call(apiserver, "GET", base + "deployments/dft")[1]
+    del cur["spec"]["revisionHistoryLimit"]
+    code, got = call(apiserver, "PUT", base + "deployments/dft", cur)
+    assert code == 200 and got["spec"]["revisionHistoryLimit"] == 10
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "dds"},
+          "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}},
+                                                                         "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    code, got = call(apiserver, "POST", base + "daemonsets", ds)
+    assert code == 201, got["message"]
+    assert got["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+    assert got["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"     # no tag: latest
+    sts = {**ds, "kind": "StatefulSet", "metadata": {"name": "dsts"}, "spec": {**ds["spec"], "serviceName": "s"}}
+    code, got = call(apiserver, "POST", base + "statefulsets", sts)
+    assert code == 201, got["message"]
+    assert got["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    assert (got["spec"]["podManagementPolicy"], got["spec"]["replicas"]) == ("OrderedReady", 1)
+    code, got = call(apiserver, "POST", "/api/v1/namespaces/default/services",
+                     {"metadata": {"name": "dsvc"}, "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}})
+    assert got["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    assert (got["spec"]["type"], got["spec"]["sessionAffinity"]) == ("ClusterIP", "None")
+    code, got = call(apiserver, "POST", "/api/v1/namespaces/default/secrets",
+                     {"metadata": {"name": "dsec"}, "stringData": {"pw": "s3cret"}, "data": {"pw": "eA==", "u": "eQ=="}})
+    assert code == 201 and "stringData" not in got and got["type"] == "Opaque"
+    assert got["data"] == {"pw": base64.b64encode(b"s3cret").decode(), "u": "eQ=="}
+
+
+def test_server_decodes_protobuf_secrets(apiserver):
+    """What helm's release storage sends (client-go typed clientset, protobuf)."""
+    def fld(num, payload):
+        def varint(n):
+            out = b""
+            while True:
+                b = n & 0x7F
+                n >>= 7
+                out += bytes([b | (0x80 if n else 0)])
+                if not n:
+                    return out
+        return varint(num << 3 | 2) + varint(len(payload)) + payload
+    meta = fld(1, b"pb1") + fld(11, fld(1, b"owner") + fld(2, b"helm"))
+    secret = fld(1, meta) + fld(2, fld(1, b"release") + fld(2, b"\x00\xffbin")) + fld(3, b"helm.sh/release.v1")
+    body = b"k8s\x00" + fld(1, fld(1, b"v1") + fld(2, b"Secret")) + fld(2, secret)
+    code, got, dummy = call_h(apiserver, "POST", "/api/v1/namespaces/default/secrets", raw=body,
+                              ctype="application/vnd.kubernetes.protobuf")
+    assert code == 201, got["message"]
+    assert (got["metadata"]["name"], got["metadata"]["labels"], got["type"]) == ("pb1", {"owner": "helm"},
+                                                                                 "helm.sh/release.v1")
+    assert base64.b64decode(got["data"]["release"]) == b"\x00\xffbin"
+    body = b"k8s\x00" + fld(1, fld(1, b"apps/v1") + fld(2, b"Deployment")) + fld(2, b"")
+    assert call_h(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", raw=body,
+                  ctype="application/vnd.kubernetes.protobuf")[0] == 415
+
+
+def _kubeconfig(apiserver, path):
+    def b64(p):
+        return base64.b64encode((apiserver["pki"] / p).read_bytes()).decode()
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "t",
+        "clusters": [{"name": "t", "cluster": {"server": apiserver["url"], "certificate-authority-data": b64("ca.crt")}}],
+        "users": [{"name": "t", "user": {"client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key")}}],
+        "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}]}))
+    return path
+
+
+def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
+    """The official kubectl (of the double's minor) and helm 3 binaries (tests/harness/real_clients.py):
+    apply -f (kubectl's default validation, then unchanged), get nodes as a Table, rollout status of a
+    DaemonSet and a Deployment (list + watch), helm install / upgrade / uninstall."""
+    import subprocess
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from harness import real_clients
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
+
+    def kubectl(*args, check=True):
+        r = subprocess.run([str(real_clients.kubectl("1.30")), *args], env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
+        return r
+    call(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "kn1", "labels": {"role": "k"}},
+                                             "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                                                        "nodeInfo": node_info()}})
+    out = kubectl("get", "nodes", "kn1").stdout.splitlines()
+    assert out[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"] and out[1].split()[:3] == ["kn1", "Ready",
+                                                                                                      "<none>"]
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: kds, namespace: default}\nspec:\n"
+        "  selector: {matchLabels: {app: kds}}\n  template:\n    metadata: {labels: {app: kds}}\n"
+        "    spec:\n      nodeSelector: {role: k}\n      containers: [{name: c, image: 'r.io/net:1'}]\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: kdep, namespace: default}\nspec:\n"
+        "  selector: {matchLabels: {app: kdep}}\n  template:\n    metadata: {labels: {app: kdep}}\n"
+        "    spec:\n      containers: [{name: c, image: 'r.io/web:1'}]\n")
+    assert kubectl("apply", "-f", str(tmp_path / "app.yaml")).stdout.split("\n")[:2] == [
+        "daemonset.apps/kds created", "deployment.apps/kdep created"]
+    assert "unchanged" in kubectl("apply", "-f", str(tmp_path / "app.yaml")).stdout
+    assert 'daemon set "kds" successfully rolled out' in kubectl("rollout", "status", "ds/kds", "--timeout=20s").stdout
+    assert 'deployment "kdep" successfully rolled out' in kubectl("rollout", "status", "deploy/kdep",
+                                                                  "--timeout=20s").stdout
+    # a typo: kubectl's default (Strict, sent to the server) refuses it, naming the field
+    (tmp_path / "bad.yaml").write_text((tmp_path / "app.yaml").read_text().replace("image: 'r.io/web:1'",
+                                                                                   "image: 'r.io/web:1', colour: x"))
+    r = kubectl("apply", "-f", str(tmp_path / "bad.yaml"), check=False)
+    assert r.returncode != 0 and 'unknown field "spec.template.spec.containers[0].colour"' in r.stderr
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: demo\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo-cm}\ndata: {v: {{ .Values.v | quote }}}\n")
+    env.update(HELM_CACHE_HOME=str(tmp_path / "hc"), HELM_CONFIG_HOME=str(tmp_path / "hcfg"),
+               HELM_DATA_HOME=str(tmp_path / "hd"))
+
+    def helm(*args):
+        r = subprocess.run([str(real_clients.helm()), *args], env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
+        return r.stdout
+    helm("install", "demo", str(chart), "--set", "v=1", "-n", "default")
+    helm("upgrade", "demo", str(chart), "--set", "v=2", "-n", "default")
+    assert call(apiserver, "GET", "/api/v1/namespaces/default/configmaps/demo-cm")[1]["data"] == {"v": "2"}
+    assert "deployed" in helm("list", "-n", "default")
+    helm("uninstall", "demo", "-n", "default")
+    assert call(apiserver, "GET", "/api/v1/namespaces/default/configmaps/demo-cm")[0] == 404

@@ -82,6 +82,11 @@ BUILTIN = [
     _r("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, sub=()),
 ]
 
+# the kinds `kubectl get all` lists: the `all` category of their REST storage (pkg/registry/*/storage:
+# CategoriesProvider returns []string{"all"})
+ALL_CATEGORY = ("pods", "services", "deployments", "daemonsets", "statefulsets", "replicasets", "jobs",
+                "cronjobs")
+
 # Namespaces every cluster has (kube-apiserver's system namespaces controller + kubeadm).
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -122,6 +127,8 @@ def api_resource(r: Resource) -> list[dict]:
          "verbs": list(r.verbs)}
     if r.short:
         e["shortNames"] = list(r.short)
+    if not r.crd and r.plural in ALL_CATEGORY:
+        e["categories"] = ["all"]
     out = [e]
     for s in r.subresources:
         out.append({"name": f"{r.plural}/{s}", "singularName": "", "namespaced": r.namespaced,

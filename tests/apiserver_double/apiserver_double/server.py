@@ -16,7 +16,7 @@ import time
 import urllib.parse
 import uuid
 
-from . import logic, resources
+from . import defaults, logic, openapi, protobuf, resources, tables
 from .logic import ApiError
 from .resources import BUILTIN, Resource
 
@@ -117,6 +117,78 @@ class Api:
                 "gitTreeState": "clean", "buildDate": "", "goVersion": "go1.22", "compiler": "gc",
                 "platform": "linux/amd64"}
 
+    # ---------------------------------------------------------------- OpenAPI (see openapi.py)
+    def _gv_docs(self):
+        by_gv = {}
+        for r in self.all_resources():
+            by_gv.setdefault((r.group, r.version), []).append(r)
+        key = tuple(sorted((g, v, tuple(rs), json.dumps([r.schema for r in rs if r.crd], sort_keys=True))
+                           for (g, v), rs in by_gv.items()))
+        if getattr(self, "_openapi_key", None) != key:
+            docs = {openapi.gv_path(g, v): openapi.group_version_doc(self.version, rs, g, v)
+                    for (g, v), rs in by_gv.items()}
+            self._openapi = {p: (d, openapi.digest(d)) for p, d in docs.items()}
+            self._openapi_key = key
+        return self._openapi
+
+    def openapi_v3(self, gvpath):
+        docs = self._gv_docs()
+        if not gvpath:
+            return {"paths": {p: {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"} for p, (d, h) in docs.items()}}
+        if gvpath not in docs:
+            raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        return docs[gvpath][0]
+
+    def openapi_v2(self):
+        return openapi.swagger_v2(self.version, self.all_resources())
+
+    # ---------------------------------------------------------------- Table (see tables.py)
+    def table(self, res, objs, list_meta, include):
+        cols = None
+        if res.crd:
+            got = self.store.get(self.key(CRD_RES, None, f"{res.plural}.{res.group}"))
+            ver = next((v for v in ((got[0].get("spec") or {}).get("versions") or []) if v.get("name") == res.version),
+                       {}) if got else {}
+            cols = ver.get("additionalPrinterColumns")
+        return tables.table(res, objs, list_meta, include, cols)
+
+    # ---------------------------------------------------------------- watch
+    def watch(self, res, ns, q, timeout, poll=0.5):
+        """Events after `resourceVersion` (none or "0": ADDED for every current object first, as the
+        real server's watch cache sends), then ADDED/MODIFIED/DELETED as the store changes, found by
+        polling the store (the double's etcd is read through etcdctl, whose watch it does not use).
+        Objects whose read-time status changes (the workload rule) are sent as MODIFIED too."""
+        labels = logic.parse_label_selector(q.get("labelSelector", ""))
+        fields = logic.parse_field_selector(q.get("fieldSelector", ""), res.plural)
+
+        def snapshot():
+            items, dummy = self.store.list(self.key(res, ns))
+            out = {}
+            for o, r in items:
+                if logic.labels_match(labels, (o.get("metadata") or {}).get("labels")) and logic.fields_match(fields, o):
+                    full = self.out(res, o, r)
+                    out[(full["metadata"].get("namespace"), full["metadata"]["name"])] = full
+            return out
+        since = q.get("resourceVersion") or "0"
+        since = int(since) if since.isdigit() else 0
+        cur = snapshot()
+        for k, o in sorted(cur.items()):
+            if since == 0 or int(o["metadata"]["resourceVersion"]) > since:
+                yield {"type": "ADDED" if since == 0 else "MODIFIED", "object": o}
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            time.sleep(poll)
+            new = snapshot()
+            for k, o in sorted(new.items()):
+                if k not in cur:
+                    yield {"type": "ADDED", "object": o}
+                elif o != cur[k]:
+                    yield {"type": "MODIFIED", "object": o}
+            for k, o in sorted(cur.items()):
+                if k not in new:
+                    yield {"type": "DELETED", "object": o}
+            cur = new
+
     # ---------------------------------------------------------------- authentication
     def authenticate(self, peercert, authorization):
         if authorization:
@@ -162,6 +234,59 @@ class Api:
         raise logic.forbidden(user.name, verb, res.plural, res.group, name, ns if res.namespaced else None, sub)
 
     # ---------------------------------------------------------------- validation
+    warnings = threading.local()      # the Warning headers of the request being answered
+
+    def _kv(self):
+        if self._validate is None:
+            import functools
+            import kubernetes_validate
+            import kubernetes_validate.utils as kvu
+            # kubernetes-validate reads the schema files for every call; read each once
+            kvu.schema_contents = functools.lru_cache(maxsize=64)(kvu.schema_contents)
+            self._validate = kubernetes_validate
+        return self._validate
+
+    def _unknown_fields(self, res, obj, field_validation):
+        """The real server's decoding of a built-in kind (fieldValidation, KEP-2885;
+        staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go / update.go / patch.go and
+        rest/fieldmanager: `Strict` answers 400 "strict decoding error: unknown field ...",
+        `Warn` - the default when the request names none - drops the field and answers with a
+        `Warning: 299 - "unknown field \"spec.x\""` header, `Ignore` drops it silently)."""
+        kv = self._kv()
+        dropped = []
+        for dummy in range(200):
+            try:
+                kv.validate(obj, self.version, strict=True)
+                break
+            except kv.ValidationError as e:
+                if e.validator != "additionalProperties" or not isinstance(e.instance, dict):
+                    break
+                if field_validation == "Strict":
+                    raise logic.schema_error_to_api(res, (obj.get("metadata") or {}).get("name", ""), e) from None
+                known = set((e.schema or {}).get("properties") or {})
+                extra = [k for k in e.instance if k not in known]
+                if not extra:
+                    break
+                for k in extra:
+                    dropped.append(logic.field_path(list(e.path) + [k]))
+                    e.instance.pop(k)
+            except (kv.SchemaNotFoundError, IndexError, kv.utils.VersionNotSupportedError):
+                break
+        if field_validation != "Ignore":
+            w = getattr(self.warnings, "items", None)
+            if w is not None:
+                w.extend(f'unknown field "{f}"' for f in dropped)
+        return dropped
+
+    def admit(self, res, obj, field_validation="Warn"):
+        """Decode (unknown fields by fieldValidation), default, validate: the order of the real
+        server's handlers (decode -> defaulting in the conversion to the internal version ->
+        admission -> validation)."""
+        if not res.crd and isinstance(obj.get("metadata"), dict):
+            self._unknown_fields(res, obj, field_validation)
+            defaults.apply(obj)
+        self.validate(res, obj, "Ignore" if not res.crd else field_validation)
+
     def validate(self, res, obj, field_validation="Strict"):
         name = (obj.get("metadata") or {}).get("name", "")
         meta = obj.get("metadata")
@@ -172,14 +297,7 @@ class Api:
             raise logic.invalid(res, name, probs)
         if res.crd:
             return self._validate_cr(res, obj)
-        if self._validate is None:
-            import functools
-            import kubernetes_validate
-            import kubernetes_validate.utils as kvu
-            # kubernetes-validate reads the schema files for every call; read each once
-            kvu.schema_contents = functools.lru_cache(maxsize=64)(kvu.schema_contents)
-            self._validate = kubernetes_validate
-        kv = self._validate
+        kv = self._kv()
         strict = field_validation not in ("Ignore", "Warn")
         try:
             kv.validate(obj, self.version, strict=strict)
@@ -247,7 +365,7 @@ class Api:
                 meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
         return obj
 
-    def create(self, res, ns, obj, dry=False, fv="Strict", internal=False):
+    def create(self, res, ns, obj, dry=False, fv="Warn", internal=False):
         obj = self.body_identity(res, obj, ns)
         self.check_namespace(res, ns)
         obj = logic.prepare_create(obj, res, str(uuid.uuid4()), now(), keep_status=res.plural == "nodes" or internal)
@@ -258,7 +376,7 @@ class Api:
             obj["metadata"].pop("generation", None)
         if res.plural == "customresourcedefinitions":
             obj["status"] = resources.established(obj)
-        self.validate(res, obj, fv)
+        self.admit(res, obj, fv)
         name = obj["metadata"]["name"]
         if dry:
             if self.store.get(self.key(res, ns, name)):
@@ -294,7 +412,7 @@ class Api:
         return {"kind": f"{res.kind}List", "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(rev)}, "items": items}
 
-    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Strict", patcher=None):
+    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None):
         """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status."""
         self.check_namespace(res, ns)
         for dummy in range(5):
@@ -324,7 +442,7 @@ class Api:
                 new = logic.prepare_update(new, cur, res)
             if res.plural == "customresourcedefinitions":
                 new["status"] = resources.established(new)
-            self.validate(res, new, fv)
+            self.admit(res, new, fv)
             if dry:
                 return self.out(res, new, rev)
             new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
@@ -485,11 +603,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
+        for k, v in (extra.items() if isinstance(extra, dict) else extra or []):
             self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_watch(self, res, ns, q):
+        """A watch stream: chunked JSON, one `{"type": ..., "object": ...}` per line until
+        timeoutSeconds (the real server's default is a random 30-60 min, --min-request-timeout)
+        (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go, apimachinery's
+        pkg/apis/meta/v1 WatchEvent)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            timeout = min(float(q.get("timeoutSeconds") or 1800), 3600)
+        except ValueError:
+            timeout = 1800
+        try:
+            for ev in self.api.watch(res, ns, q, timeout):
+                data = (json.dumps(ev) + "\n").encode()
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (OSError, ssl.SSLError):
+            self.close_connection = True
 
     def send_text(self, code, text):
         body = text.encode()
@@ -504,6 +645,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not raw:
             raise ApiError(400, "the request body is empty", "BadRequest")
         ctype = (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            try:
+                return protobuf.decode(raw), ctype
+            except protobuf.Unsupported as e:
+                raise ApiError(415, f"the body of the request was in an unknown format - the double decodes "
+                                    f"protobuf only for {', '.join(k for v, k in protobuf.KINDS)} ({e})",
+                               "UnsupportedMediaType", {}) from None
         try:
             if ctype.endswith("yaml"):
                 import yaml
@@ -538,6 +686,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                                  f"{self.server.server_address[1]}"}]}
             if path == "/apis":
                 return "json", 200, api.groups()
+            if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+                return "json", 200, api.openapi_v3(path[len("/openapi/v3/"):] if path != "/openapi/v3" else "")
+            if path == "/openapi/v2":
+                accept = self.headers.get("Accept") or "*/*"
+                if not any(x.split(";")[0].strip() in ("application/json", "*/*") for x in accept.split(",")):
+                    # the real server also serves the protobuf form (gnostic's OpenAPIv2 Document)
+                    raise ApiError(406, "only application/json is served by the double for /openapi/v2",
+                                   "NotAcceptable", {})
+                return "json", 200, api.openapi_v2()
             parts = path.strip("/").split("/")
             if parts == ["api", "v1"] or (parts[0] == "apis" and len(parts) == 3):
                 gv = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
@@ -570,10 +727,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.evict(api, user, res, ns, name, q.get("dryRun") == "All")
         if sub and sub not in res.subresources:
             raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
-        if q.get("watch") in ("true", "1"):
-            raise ApiError(405, "the double does not serve watch (see its README)", "MethodNotAllowed", {})
         dry = q.get("dryRun") == "All"
-        fv = q.get("fieldValidation", "Strict")
+        fv = q.get("fieldValidation") or "Warn"
+        if fv not in ("Strict", "Warn", "Ignore"):
+            raise ApiError(400, f'fieldValidation parameter unsupported: "{fv}"', "BadRequest", {})
         verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete" if name else "deletecollection"}.get(self.command)
         if verb is None:
@@ -582,10 +739,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
         api.authorize(user, verb, res, ns, name, sub)
         if res.namespaced and ns is None and verb not in ("list",):
             raise ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        watch = q.get("watch") in ("true", "1")
+        if watch and verb in ("get", "list"):
+            if verb == "get":
+                # the legacy GET /watch/... form is not served; a single-object watch is a
+                # list+watch with fieldSelector=metadata.name=<n> (what client-go sends)
+                q = {**q, "fieldSelector": f"metadata.name={name}"}
+            api.authorize(user, "watch", res, ns, None, sub)
+            return "watch", 200, (res, ns, q)
+        table = tables.wants_table(self.headers.get("Accept"))
         if verb == "get":
-            return "json", 200, api.get(res, ns, name)
+            got = api.get(res, ns, name)
+            if table:
+                return "json", 200, api.table(res, [got], {"resourceVersion": got["metadata"]["resourceVersion"]},
+                                              q.get("includeObject") or "Metadata")
+            return "json", 200, got
         if verb == "list":
-            return "json", 200, api.list(res, ns, q)
+            lst = api.list(res, ns, q)
+            if table:
+                for o in lst["items"]:
+                    o.setdefault("kind", res.kind), o.setdefault("apiVersion", res.api_version)
+                return "json", 200, api.table(res, lst["items"], lst["metadata"], q.get("includeObject") or "Metadata")
+            return "json", 200, lst
         if verb == "create":
             if name:
                 raise ApiError(405, "the server does not allow this method on the requested resource",
@@ -636,6 +811,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def dispatch(self):
         n = int(self.headers.get("Content-Length") or 0)
         self._raw = self.rfile.read(n) if n else b""     # always read: the connection is kept alive
+        Api.warnings.items = []
         try:
             kind, code, obj = self.handle_one()
         except ApiError as e:
@@ -648,8 +824,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log(f"I {self.command} {self.path} {code}")
         if kind == "text":
             self.send_text(code, obj)
+        elif kind == "watch":
+            self.send_watch(*obj)
         else:
-            self.send_json(code, obj)
+            # Warning headers: RFC 7234 form, code 299, agent "-" (the real server's
+            # staging/src/k8s.io/apiserver/pkg/warning and endpoints/filters/warning.go)
+            warn = Api.warnings.items
+            self.send_json(code, obj, [("Warning", '299 - ' + json.dumps(w)) for w in warn] if warn else None)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = dispatch
 
