@@ -14,6 +14,8 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import site_identity as si
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import site_lock
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import (
     read_text, sync_tke_json_step, tree_digest, utc_now, write_private)
@@ -23,7 +25,7 @@ class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
     ARGUMENT_SPEC = dict(
         phase=dict(type="str"),
-        state=dict(type="str", choices=["start", "done", "forget"], required=True),
+        state=dict(type="str", choices=["start", "done", "forget", "lock"], required=True),
         journal=dict(type="path"),
         force=dict(type="raw"),
         skip=dict(type="raw"),
@@ -37,6 +39,8 @@ class ActionModule(ActionModuleBase):
         phase, state = args.get("phase"), args["state"]
         if state == "forget":
             return self._forget(args, result, task_vars)
+        if state == "lock":
+            return self._lock(args, result, task_vars)
         if phase not in ij.PHASE_NAMES:
             raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
 
@@ -58,9 +62,12 @@ class ActionModule(ActionModuleBase):
         number, total = ij.phase_number(phase)
         title = f"phase {number}/{total} {phase}"
 
+        state_dir = os.path.dirname(path)
+        identity = self._identity(state_dir, var)
         if state == "start":
             fingerprints, names = self._fingerprints(phase, hosts, task_vars)
             machines, records = self._host_reads(hosts, task_vars)
+            self._refuse_foreign(identity, state_dir, hosts, records, task_vars, var)
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names)
             # the inputs as the phase starts are what it is recorded with (variables registered
@@ -89,8 +96,16 @@ class ActionModule(ActionModuleBase):
             done = {h: at_start[h] for h in hosts if h in at_start}
             journal = ij.record(journal, phase, done, utc_now(), machines=machines, names=names)
             elapsed = f" in {time.time() - running['started']:.1f} s" if "started" in running else ""
-            result.update(banner=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done)
+            # what each host records beside the phase: the site it belongs to, and the Kubernetes
+            # version whose kubeadm and kubelet the offline phase installed (site_identity.py)
+            host_records = {si.HOST_FILE: si.host_text(identity)}
+            if phase == "offline":
+                host_records[si.VERSION_FILE] = str(var("tke_k8s_version", "")).lstrip("v")
+            result.update(banner=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
+                          host_records=host_records)
         if not self._task.check_mode:
+            if self._identity_new:  # made at the site's first install, completed when its CA exists
+                write_private(os.path.join(state_dir, si.CONTROLLER_FILE), si.dump(self._identity_stored))
             write_private(path, ij.dump(journal))
             if state == "done":
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
@@ -112,10 +127,82 @@ class ActionModule(ActionModuleBase):
         if changed and not self._task.check_mode:
             write_private(path, ij.dump(new))
             sync_tke_json_step(os.path.dirname(path), new.get("step", 0))
+            if not new.get("phases"):  # the whole site was reset: the next install makes a new site
+                identity = os.path.join(os.path.dirname(path), si.CONTROLLER_FILE)
+                if os.path.exists(identity):
+                    os.unlink(identity)
         result.update(changed=changed, forgotten=had, step=new.get("step", 0), journal=path,
                       banner=f"journal: forgot {', '.join(had) or 'no host'} (step {new.get('step', 0)})")
         if self._task.diff:
             result["diff"] = dict(before=ij.dump(journal), after=ij.dump(new), before_header=path, after_header=path)
+        return result
+
+    def _identity(self, state_dir, var):
+        """The site's identity as this run sees it: site.json's, made now when there is none (kept
+        unless check mode), with the fingerprint of the CA in the controller's PKI store (when the
+        store has a CA other than the one site.json names, or none while site.json names one, the
+        store's, so that hosts installed with the site's CA see the difference)."""
+        file = os.path.join(state_dir, si.CONTROLLER_FILE)
+        try:
+            stored = si.load(read_text(file))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{file}: {exc}")
+        pki_dir = to_text(var("pki_dir") or os.path.join(state_dir, "pki"))
+        ca = si.ca_fingerprint(read_text(os.path.join(pki_dir, "ca.crt")))
+        self._identity_stored = si.with_ca(stored, ca) if stored else si.new(ca)
+        self._identity_new = self._identity_stored != stored
+        self._identity_had = stored
+        effective = dict(self._identity_stored)
+        if effective.get("ca_sha256") and effective["ca_sha256"] != ca:
+            effective["ca_sha256"] = ca or "none"
+        return effective
+
+    def _refuse_foreign(self, identity, state_dir, hosts, records, task_vars, var):
+        """Nothing is written on any host when one belongs to another site, the controller's state
+        has no identity (or another CA) while hosts record one, or the nodes run another Kubernetes
+        version than the inventory's (site_identity.py). The controller's journal is not written
+        either."""
+        hostvars = task_vars.get("hostvars", {})
+        base = os.path.dirname(self._templar.template(task_vars.get("tke_host_record_dir", "")).rstrip("/"))
+        theirs, versions = {}, {}
+        for host in hosts:
+            read = hostvars.get(host, {}).get("tke_host_read")
+            if isinstance(read, dict) and read.get("rc") == 0 and base:
+                files = ij.parse_host_files(read.get("stdout", ""), base)
+                theirs[host] = si.parse_host_text(files.get(si.HOST_FILE))
+                if files.get(si.VERSION_FILE):
+                    versions[host] = files[si.VERSION_FILE]
+        problems = si.conflicts(self._identity_had and identity, theirs, state_dir)
+        if problems:
+            raise AnsibleActionFail("this run would change hosts of another installation, nothing was written on "
+                                    "any host: " + "; ".join(problems) + ". What to do: " + si.WHAT_TO_DO)
+        problems = si.version_conflicts(var("tke_k8s_version"), si.node_versions(
+            {h: r for h, r in records.items() if r}, versions))
+        if problems:
+            raise AnsibleActionFail("; ".join(problems) + " (nothing was written on any host)")
+
+    def _lock(self, args, result, task_vars):
+        """One run at a time per site (site_lock.py): taken here, held until ansible-playbook ends."""
+        state_dir = (os.path.dirname(args["journal"]) if args.get("journal")
+                     else to_text(self._templar.template(task_vars.get("tke_state_dir"))))
+        owner = os.getppid()  # the worker running this task is a child of the ansible-playbook process
+        if self._task.check_mode and not os.path.isdir(state_dir):
+            # a preview of a site never installed from here: no state to protect, and check mode
+            # writes nothing, not even on the controller
+            result.update(changed=False, lock=None, banner=f"check mode: no site state in {state_dir}, no lock")
+            return result
+        info = {"playbook": site_lock.playbook_of(owner) or task_vars.get("ansible_play_name", ""),
+                "started": utc_now(), "user": os.environ.get("USER", "")}
+        try:
+            fd, path = site_lock.acquire(state_dir, owner, info)
+        except site_lock.Held as exc:
+            raise AnsibleActionFail(str(exc))
+        except OSError as exc:
+            raise AnsibleActionFail(f"the site's lock in {state_dir}: {exc}")
+        if fd is not None:
+            site_lock.hold_until_exit(fd, owner)
+        result.update(changed=False, lock=path, holder=dict(info, pid=owner),
+                      banner=f"this run holds the site's lock {path} (pid {owner})")
         return result
 
     def _host_reads(self, hosts, task_vars):

@@ -30,11 +30,28 @@ description:
     phase (no host left in any phase - a whole site reset - empties it, hooks included) and C(tke.json)'s
     C(step) follows; this reports C(changed) when the journal had the hosts, and shows the journal
     before and after with C(--diff).
+  - Site identity (docs/install.md, "Site identity"). I(state=start) compares the site identity each host
+    records (C(/var/lib/offline-pot/site), read in the same C(tke_host_read)) with the controller's
+    (C(<tke_state_dir>/site.json), a random site id made at the site's first install and the SHA-256
+    fingerprint of the cluster CA of the controller's PKI store) and fails, before the journal or any
+    host is written, when a host belongs to another site, or records a site while the controller's
+    state has none, or was installed with another CA; the message names the host, both identities and
+    what to do. Hosts that record no site install as a new part of this one. It fails the same way
+    when the Kubernetes version the nodes run (their upgrade record, else the version the offline
+    phase installed, C(/var/lib/offline-pot/kubernetes)) differs from C(tke_k8s_version), naming both
+    and the command that reconciles them. I(state=done) returns what each host records beside the
+    phase (C(host_records)).
+  - With I(state=lock) (the first controller step of install.yml, the day-2 playbooks and
+    components.yml, the tke role's C(lock) tasks) it takes the site's lock, an C(fcntl.flock) on
+    C(<tke_state_dir>/run.lock) held until the ansible-playbook process ends (by a small process it
+    forks, as the task's own process ends with the task); when another run holds it the task fails at
+    once naming that run (what the lock file says of it, its pid, playbook, start time and user).
   - The journal is C(<tke_state_dir>/journal.json), mode 0600. Its C(step) is TKE's resume point. The
     journal is bookkeeping on the controller, so I(state=start) and I(state=done) never report
     C(changed). In check mode nothing is written.
 requirements:
   - Runs on the controller (an action plugin); the hosts need only Python 3 and a shell to report their records
+  - I(state=lock) needs Linux's C(flock) and C(/proc) on the controller
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
@@ -45,12 +62,16 @@ options:
     description: Name of the phase (one of the phases of install.yml). Required unless I(state=forget).
     type: str
   state:
-    description: C(start) decides which hosts run the phase; C(done) records it; C(forget) removes hosts from the journal.
+    description: >-
+      C(start) decides which hosts run the phase; C(done) records it; C(forget) removes hosts from the
+      journal (and, when none is left, the site identity); C(lock) takes the site's lock for this run.
     type: str
-    choices: [start, done, forget]
+    choices: [start, done, forget, lock]
     required: true
   journal:
-    description: Path of the journal. Defaults to C(<tke_state_dir>/journal.json).
+    description: >-
+      Path of the journal. Defaults to C(<tke_state_dir>/journal.json). The site identity and the
+      lock are in the same directory.
     type: path
   force:
     description: Phases to run even where done (C(-e force_phases=pki,etcd) or C(all)). Defaults to C(force_phases).
@@ -108,8 +129,23 @@ fingerprints:
   description: Host -> the fingerprint the phase is recorded with (each host records it too).
   returned: state=done
   type: dict
+host_records:
+  description: >-
+    File name (beside the phase records' directory) -> the line each host that ran the phase records
+    there: C(site) (C(id=<site id> ca_sha256=<CA fingerprint>)), and after the offline phase
+    C(kubernetes) (the version whose kubeadm and kubelet it installed).
+  returned: state=done
+  type: dict
+lock:
+  description: The site's lock file this run holds.
+  returned: state=lock
+  type: str
+holder:
+  description: What the lock file says about this run (pid of ansible-playbook, playbook, started, user).
+  returned: state=lock
+  type: dict
 step:
   description: The journal's step after this call.
-  returned: always
+  returned: state=start, state=done, state=forget
   type: int
 """

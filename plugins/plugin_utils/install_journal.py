@@ -381,6 +381,18 @@ def parse_host_read(stdout, record_dir):
     return machine or None, record
 
 
+def parse_host_files(stdout, base_dir):
+    """The files directly in base_dir (the phase records' parent: the site identity, the installed
+    Kubernetes version, site_identity.py) as the same raw read shows them: {name: content}."""
+    out, prefix = {}, base_dir.rstrip("/") + "/"
+    for line in (stdout or "").splitlines()[1:]:
+        path, sep, text = line.strip().partition(":")
+        name = path[len(prefix):] if path.startswith(prefix) else ""
+        if sep and name and "/" not in name:
+            out[name] = text.strip()
+    return out
+
+
 def selected(run_tags=("all",), skip_tags=()):
     """The phases a run with these --tags / --skip-tags (ansible_run_tags, ansible_skip_tags) goes
     through, by the tags of their entries in install.yml (Ansible's rule: a play runs when it has a

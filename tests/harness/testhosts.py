@@ -31,6 +31,8 @@ class TestHosts:
     th_id: int = 1
     count: int = 3
     info: dict = field(default_factory=dict)
+    # the folder (controller state .tke/) of the site each host was last put in by write_inventory
+    site_dirs: dict = field(default_factory=dict)
 
     def __post_init__(self):
         out = _script(self.th_id, "info").stdout
@@ -71,6 +73,8 @@ class TestHosts:
     def reset(self, *names: str) -> None:
         """Give the named hosts a fresh root filesystem (as new machines)."""
         _script(self.th_id, "reset", *[n.lstrip("h") for n in names])
+        for name in names:
+            self.site_dirs.pop(name, None)
 
     def down(self, *names: str) -> None:
         _script(self.th_id, "down", *[n.lstrip("h") for n in names], check=False)
@@ -151,7 +155,21 @@ class TestHosts:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(inv, sort_keys=False))
         path.chmod(0o600)
+        self.new_site(path.parent, hosts)
         return path
+
+    def new_site(self, folder: Path, hosts) -> None:
+        """Hosts put in an inventory of another folder than before (a scenario starting another site
+        on the same machines, each test with its own tmp_path) forget the site they belonged to, as a
+        reset makes them (playbooks/reset.yml removes /var/lib/offline-pot): the identity and the
+        installed version, not the phase records. Without it the install refuses them as hosts of
+        another site (docs/install.md, "Site identity"). A host still in its site's folder keeps it."""
+        folder = str(Path(folder).resolve())
+        for h in hosts:
+            before = self.site_dirs.get(h)
+            self.site_dirs[h] = folder
+            if before is not None and before != folder and h in self.names:
+                self.ssh(h, "rm -f /var/lib/offline-pot/site /var/lib/offline-pot/kubernetes", check=False, timeout=30)
 
 
 def quote(s: str) -> str:

@@ -12,7 +12,11 @@ host; the default re-run skips every phase; --skip-tags registry leaves the regi
 """
 import base64
 import json
+import os
 import re
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +25,7 @@ import yaml
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.install_journal import PHASE_NAMES
 from harness import fixture_pack, hooks, kubeadm_double, sites
 from harness.sites import vip
-from harness.playbook import NO_RESUME, TOP, run_playbook
+from harness.playbook import NO_RESUME, TOP, ansible_bin, run_playbook
 
 INSTALL = TOP / "install.yml"
 PHASES = ["precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
@@ -155,6 +159,112 @@ def test_rerun_changes_nothing_on_any_host(testhosts, site, installed):
     noop = run_playbook(INSTALL, site["inv"])
     assert noop.rc == 0 and noop.changed_hosts() == {}, noop.explain()
     assert "init phase" not in noop.output
+
+
+# Where any SSH login by Ansible writes, none of it the install's doing (test_check_mode.py's FIND)
+PRUNE = ("/proc", "/sys", "/run", "/tmp", "/var/log/journal", "/root/.ansible/tmp")
+LOGIN_RECORDS = ("/var/log/lastlog", "/var/log/wtmp", "/var/log/btmp")
+FIND = ("find / -xdev \\( " + " -o ".join(f"-path {p}" for p in PRUNE) + " \\) -prune -o -newer /tmp/stamp "
+        + " ".join(f"! -path {p}" for p in LOGIN_RECORDS) + " -print")
+
+
+def stamp(th):
+    for h in th.names:
+        th.ssh(h, "mkdir -p /root/.ansible/tmp && touch /tmp/stamp")
+
+
+def written(th):
+    return {h: th.ssh(h, FIND).stdout.split() for h in th.names}
+
+
+def test_every_host_records_the_site_it_belongs_to(testhosts, site, installed):
+    th = testhosts
+    identity = json.loads((site["dir"] / ".tke" / "site.json").read_text())
+    ca = th.ssh("h1", "openssl x509 -in /etc/kubernetes/pki/ca.crt -outform DER | sha256sum").stdout.split()[0]
+    assert identity["ca_sha256"] == ca and re.fullmatch(r"[0-9a-f]{32}", identity["id"]), identity
+    for h in th.names:
+        assert th.ssh(h, "stat -c %a /var/lib/offline-pot/site; cat /var/lib/offline-pot/site").stdout.split() == [
+            "644", f"id={identity['id']}", f"ca_sha256={ca}"], h
+        assert th.ssh(h, "cat /var/lib/offline-pot/kubernetes").stdout.strip() == "1.30.4", h
+
+
+def test_a_controller_without_the_sites_state_is_refused_before_any_host_is_written(testhosts, site, installed,
+                                                                                  tmp_path):
+    """The same hosts in an inventory copied to another folder (an empty .tke/: a copied inventory, a
+    lost controller disk, another machine): refused with nothing written on any host; the original
+    folder's re-run then changes nothing."""
+    th = testhosts
+    identity = json.loads((site["dir"] / ".tke" / "site.json").read_text())
+    other = tmp_path / "copied"
+    shutil.copytree(site["dir"], other, ignore=shutil.ignore_patterns(".tke"))
+    stamp(th)
+    refused = run_playbook(INSTALL, other / "hosts.yml")
+    assert refused.rc != 0, refused.explain()
+    said = " ".join(refused.output.split())
+    for h in th.names:
+        assert f"host {h} records site {identity['id']}, CA sha256 {identity['ca_sha256']} but the controller has " \
+               f"none: the controller's state ({other / '.tke'}) has no site identity" in said, refused.explain()
+    assert "run from the folder that holds this site's state" in said
+    assert "offline_pot.tke.precheck :" not in refused.output, refused.explain()
+    assert written(th) == {h: [] for h in th.names}
+    assert not (other / ".tke" / "journal.json").exists() and not (other / ".tke" / "site.json").exists()
+    again = run_playbook(INSTALL, site["inv"])
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+
+
+def test_a_second_run_is_refused_while_one_runs(testhosts, site, installed):
+    argv = [ansible_bin("ansible-playbook"), str(INSTALL), "-i", str(site["inv"])]
+    env = dict(os.environ, ANSIBLE_CONFIG=str(TOP / "ansible.cfg"), ANSIBLE_NOCOLOR="1", PYTHONUNBUFFERED="1")
+    lock = site["dir"] / ".tke" / "run.lock"
+    first = subprocess.Popen(argv, cwd=TOP, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and f'"pid": {first.pid},' not in (lock.read_text() if lock.exists() else ""):
+            time.sleep(0.5)
+        holder = json.loads(lock.read_text())
+        assert holder["pid"] == first.pid and holder["playbook"] == str(INSTALL), holder
+        start = time.monotonic()
+        second = run_playbook(INSTALL, site["inv"])
+        seconds = time.monotonic() - start
+        assert first.poll() is None, "the first run ended before the second was refused"
+    finally:
+        out = first.communicate(timeout=1800)[0]
+    assert second.rc != 0, second.explain()
+    said = " ".join(second.output.split())
+    assert f"another run holds this site's lock {lock} (pid {first.pid}, playbook {INSTALL}, started " \
+           f"{holder['started']}" in said, second.explain()
+    assert "PLAY [Phase precheck" not in second.output, second.explain()
+    assert seconds < 60, seconds
+    assert first.returncode == 0, out[-6000:]
+    # the first run ended: the site is free again at once
+    after = run_playbook(INSTALL, site["inv"], "--tags", "validate")
+    assert after.rc == 0, after.explain()
+
+
+def test_an_inventory_older_than_the_nodes_is_refused_with_nothing_touched(testhosts, site, installed):
+    """The nodes run v1.31.1 as upgrade.yml records it (its record on each node; the upgrade itself is
+    test_upgrade.py's) while the inventory still says 1.30.4: install.yml would put 1.30.4 back."""
+    th = testhosts
+    for h in th.names:
+        th.ssh(h, "echo 1.31.1 > /var/lib/offline-pot/phases/upgrade")
+    try:
+        stamp(th)
+        refused = run_playbook(INSTALL, site["inv"], "-e", "tke_network_plugin=calico")
+        assert refused.rc != 0, refused.explain()
+        said = " ".join(refused.output.split())
+        assert ("tke_k8s_version: the inventory says v1.30.4 but the cluster's nodes run h1: v1.31.1, h2: v1.31.1, "
+                'h3: v1.31.1; install.yml does not change the version a cluster runs: a cluster is never downgraded: '
+                'set tke_k8s_version: "1.31.1" in the inventory') in said, refused.explain()
+        assert written(th) == {h: [] for h in th.names}
+    finally:
+        for h in th.names:
+            th.ssh(h, "rm -f /var/lib/offline-pot/phases/upgrade")
+    # the other way round (the inventory newer than the nodes) names the command that reconciles them
+    stamp(th)
+    newer = run_playbook(INSTALL, site["inv"], "-e", "tke_k8s_version=1.31.1", "--tags", "precheck")
+    assert newer.rc != 0 and "to move the cluster to v1.31.1 run playbooks/upgrade.yml" in " ".join(
+        newer.output.split()), newer.explain()
+    assert written(th) == {h: [] for h in th.names}
 
 
 def test_skip_tags_registry_leaves_the_registry_alone(testhosts, site, installed):

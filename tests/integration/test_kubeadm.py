@@ -126,10 +126,11 @@ def test_double_rejects_what_kubeadm_rejects(cluster_hosts):
     assert res.returncode == 1 and "unknown flag: --token" in res.stderr
 
 
-def test_bad_kubeadm_config_fails_with_kubeadms_message(cluster_hosts, inventory, tmp_path):
+def test_bad_kubeadm_config_fails_with_kubeadms_message(cluster_hosts, inventory):
     bad = yaml.safe_load(Path(inventory).read_text())
     bad["all"]["vars"]["control_plane_apiserver_cert_sans"] = ["api.tke.com", "bad_name!"]
-    path = tmp_path / "bad.yml"
+    # beside the site's inventory: the same site (its .tke/), whose hosts these are
+    path = Path(inventory).parent / "bad.yml"
     path.write_text(yaml.safe_dump(bad))
     run = run_playbook(PLAY, path, "--tags", "control_plane", "--limit", "h1")
     assert run.rc != 0, run.explain()
