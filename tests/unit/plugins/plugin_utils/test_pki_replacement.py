@@ -69,10 +69,9 @@ def test_a_kubeconfig_is_judged_by_its_client_certificate():
                                 p.key_to_pem(KEY))
     old = first_certificate(other, kubeconfig=True)
     assert old and old != STORE
-    assert p.replacement_reasons("h1", {"/etc/kubernetes/admin.conf": {"state": "differs", "mode": "0600",
-                                                                      "certificate": old}},
-                                 {"/etc/kubernetes/admin.conf": conf}, {"/etc/kubernetes/admin.conf": "0600"},
-                                 [STORE_CA], NOW) == [
+    conf_path = "/etc/kubernetes/admin.conf"
+    previous = {conf_path: {"state": "differs", "mode": "0600", "certificate": old}}
+    assert p.replacement_reasons("h1", previous, {conf_path: conf}, {conf_path: "0600"}, [STORE_CA], NOW) == [
         "h1: /etc/kubernetes/admin.conf: replaced - signed by another CA (issuer commonName=etcd-ca, not the store's)"]
 
 
