@@ -13,8 +13,9 @@ description:
   - Returns the reasons, each naming the host, why removing the node would be refused - not a host
     of the inventory, the last master, an etcd member whose removal breaks quorum (the members that
     answer must be a majority before and after), a node that does not answer without I(force).
+    An etcd member whose removal leaves an even membership (3 to 2) is refused unless I(etcd_even).
     An empty list means it may be removed.
-positional: _input, groups, unreachable, force
+positional: _input, groups, unreachable, force, etcd_even
 options:
   _input:
     description: The node's inventory name.
@@ -31,6 +32,10 @@ options:
     default: []
   force:
     description: Remove an unreachable node anyway.
+    type: bool
+    default: false
+  etcd_even:
+    description: Remove an etcd member even though the membership left is even (C(-e etcd_even=true)).
     type: bool
     default: false
 """
@@ -56,8 +61,9 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.node_removal import refusals
 
 
-def node_removal_refusals(node, groups, unreachable=(), force=False):
-    return refusals(str(node or ""), dict(groups), list(unreachable or ()), boolean(force, strict=False))
+def node_removal_refusals(node, groups, unreachable=(), force=False, etcd_even=False):
+    return refusals(str(node or ""), dict(groups), list(unreachable or ()), boolean(force, strict=False),
+                    boolean(etcd_even, strict=False))
 
 
 class FilterModule:

@@ -46,13 +46,11 @@ certificates:
     pem: {description: The certificate (the first one of the file)., type: str}
 """
 
-import base64
 import os
-import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s.*?-----END CERTIFICATE-----", re.S)
+from ansible_collections.offline_pot.tke.plugins.module_utils.pki_pem import first_certificate
 
 
 def read_one(path):
@@ -62,19 +60,7 @@ def read_one(path):
             text = fh.read(1024 * 1024).decode("utf-8", "replace")
     except OSError:
         return None
-    if path.endswith(".conf"):
-        for line in text.splitlines():
-            line = line.strip()
-            if line.startswith("client-certificate-data:"):
-                try:
-                    text = base64.b64decode(line.split(":", 1)[1].strip()).decode("utf-8", "replace")
-                except ValueError:
-                    return None
-                break
-        else:
-            return None
-    m = PEM.search(text)
-    return m.group(0) + "\n" if m else None
+    return first_certificate(text, kubeconfig=path.endswith(".conf"))
 
 
 def candidates(paths):

@@ -76,4 +76,13 @@ files:
   description: Every managed path with its state before this run (absent, differs, mode, same, pending).
   returned: always
   type: dict
+replaced:
+  description:
+    - "One line per file written over what the host had, C(host: path: replaced - why): missing,
+      only the mode, signed by another CA than the store's, another key pair (key mismatch),
+      expired or expiring sooner than the store's copy, missing SANs - decided on the controller
+      from the certificate the host held (never a key). Empty for a host that had none of its files."
+  returned: always
+  type: list
+  elements: str
 """

@@ -70,6 +70,14 @@ files:
   description: Every managed path with its state before this run (absent, differs, mode, same).
   returned: always
   type: dict
+previous:
+  description:
+    - What each path written (or that would be written) held before - C(state), C(mode) (octal,
+      or null when absent) and C(certificate) (the PEM of the certificate it held, a kubeconfig's
+      client certificate, or null - a key is never read out). M(offline_pot.tke.pki_distribute)
+      says from it why each file is replaced, and drops it from its result.
+  returned: always
+  type: dict
 """
 
 import hashlib
@@ -78,21 +86,31 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
+from ansible_collections.offline_pot.tke.plugins.module_utils.pki_pem import first_certificate
 
 
 def state_of(path, data, mode):
-    """absent | differs | mode | same."""
+    """(absent | differs | mode | same, the old bytes, the old mode)."""
     try:
         st = os.stat(path)
         with open(path, "rb") as fh:
             old = fh.read()
     except FileNotFoundError:
-        return "absent", None
+        return "absent", None, None
+    old_mode = st.st_mode & 0o7777
     if old != data:
-        return "differs", old
-    if (st.st_mode & 0o7777) != mode:
-        return "mode", old
-    return "same", old
+        return "differs", old, old_mode
+    if old_mode != mode:
+        return "mode", old, old_mode
+    return "same", old, old_mode
+
+
+def previous_of(path, state, old, old_mode):
+    """What a replaced file held: its state, mode and certificate (public), never a key."""
+    cert = None
+    if old is not None:
+        cert = first_certificate(old.decode("utf-8", "replace"), kubeconfig=path.endswith(".conf"))
+    return {"state": state, "mode": None if old_mode is None else format(old_mode, "04o"), "certificate": cert}
 
 
 def write(path, data, mode):
@@ -112,7 +130,7 @@ def main():
             contents=dict(type="dict", required=True, no_log=True)),
         supports_check_mode=True,
     )
-    states, changed, before, after = {}, [], [], []
+    states, changed, before, after, previous = {}, [], [], [], {}
     for f in module.params["files"]:
         path = f["path"]
         if not os.path.isabs(path):
@@ -124,11 +142,12 @@ def main():
         if not isinstance(module.params["contents"].get(path), str):
             module.fail_json(msg=f"{path}: no content in contents")
         data = module.params["contents"][path].encode()
-        state, old = state_of(path, data, mode)
+        state, old, old_mode = state_of(path, data, mode)
         states[path] = state
         if state == "same":
             continue
         changed.append(path)
+        previous[path] = previous_of(path, state, old, old_mode)
         before.append(f"{path} {digest(old)}\n")
         after.append(f"{path} {digest(data)} mode {f['mode']}\n")
         if not module.check_mode:
@@ -136,7 +155,7 @@ def main():
                 write(path, data, mode)
             except OSError as e:
                 module.fail_json(msg=f"{path}: {e}", changed_files=changed[:-1])
-    result = dict(changed=bool(changed), changed_files=changed, files=states)
+    result = dict(changed=bool(changed), changed_files=changed, files=states, previous=previous)
     if module._diff:
         result["diff"] = {"before": "".join(before), "after": "".join(after)}
     module.exit_json(**result)

@@ -92,3 +92,51 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master):
     pending = [h for h in hosts if kubelets.get(h) is not None and parse(kubelets[h]) != want]
     return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current,
             "kubelets": kubelets, "pending": pending, "errors": errors}
+
+
+def summary(target, started_from, cluster_configuration, nodes, records, hosts, not_answering=()):
+    """What the upgrade reached, from what the API and the hosts report at the end of the run (never
+    from what the run meant to do): {done, at_target, behind, lines}. nodes are the Node objects read
+    at the end (None: the API could not be read), records each host's upgrade record (None: not read,
+    the host did not answer), hosts the inventory's nodes in upgrade order, not_answering the hosts
+    that failed or did not answer in this run. done is true only when the control plane and every
+    node's kubelet report the target and every node recorded it."""
+    want = parse(target)
+    shown = "v" + ".".join(map(str, want)) if want else str(target)
+    if nodes is None:
+        return {"done": False, "at_target": [], "behind": list(hosts), "lines": [
+            f"cluster {started_from or '?'} -> {shown}: NOT known to be done - the API could not be read at the end "
+            "of the run; kubectl get nodes shows each kubelet's version",
+            f"re-run upgrade.yml -e tke_k8s_version={shown.lstrip('v')}: it resumes at the first node not upgraded"]}
+    kubelets = kubelet_versions(nodes)
+    current = cluster_version(cluster_configuration)
+    down = set(not_answering or ())
+    at_target, behind = [], []
+    for host in hosts:
+        v, rec = kubelets.get(host), (records or {}).get(host)
+        if v is not None and parse(v) == want and (rec or "").strip() == shown:
+            at_target.append(host)
+            continue
+        why = [f"kubelet {v}" if v is not None else "no Node object"]
+        if rec is None:
+            why.append("its record not read")
+        elif (rec or "").strip() != shown:
+            why.append(f"recorded {rec.strip() or 'nothing'}")
+        if host in down:
+            why.append("failed or unreachable in this run")
+        behind.append(f"{host} ({', '.join(why)})")
+    plane_ok = parse(current) == want
+    done = plane_ok and not behind
+    head = f"cluster {started_from or '?'} -> {shown}: "
+    if done:
+        head += f"every node upgraded (the API reports kubelet {shown} on {', '.join(at_target)})"
+    else:
+        head += "NOT done"
+    lines = [head]
+    if not done:
+        lines.append(f"control plane (kube-system/kubeadm-config): {current or 'not read'}")
+        lines.append(f"upgraded to {shown}: {', '.join(at_target) or 'none'}")
+        lines.append(f"not upgraded: {', '.join(behind)}")
+        lines.append(f"re-run upgrade.yml -e tke_k8s_version={shown.lstrip('v')} when every node answers: it resumes "
+                     "at the first node not upgraded")
+    return {"done": done, "at_target": at_target, "behind": [b.split(" ", 1)[0] for b in behind], "lines": lines}

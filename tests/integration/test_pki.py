@@ -1,7 +1,8 @@
 """PKI on three real hosts: the authority issues, distributes and keeps everything stable; real
 consumers use the certificates (openssl verify, a 3-member etcd over mutual TLS, the registry over
 TLS, kubectl reading the kubeconfigs); certs.yml check flags exactly a near-expiry certificate,
-renew fixes it (restarting that etcd member) and a second run changes nothing; add-sans re-issues
+renew fixes it (restarting that etcd member) and replaces another CA's certificate, naming each
+file and why, and a second run changes nothing; add-sans re-issues
 only the certificates carrying the new address.
 
 etcd and the registry run from test fixtures (minimal units below) until their roles exist; the
@@ -278,12 +279,30 @@ def test_check_flags_the_near_expiry_cert_and_renew_fixes_it(site, services, tes
         check.explain()
     assert "WARNING h2: /etc/kubernetes/pki/etcd/server.crt" in check.output
 
+    # on h3, a client certificate of another installation's etcd CA (same name, another key) and its key gone
+    other_ca_key = k8s_pki.new_key("ecdsa")
+    other_ca = k8s_pki.issue(k8s_pki.CertSpec("etcd/ca", "etcd-ca"), other_ca_key, datetime.datetime.now(datetime.timezone.utc))
+    foreign = k8s_pki.cert_to_pem(k8s_pki.issue(
+        k8s_pki.CertSpec("etcd/healthcheck-client", "kube-etcd-healthcheck-client", "etcd/ca", client=True),
+        k8s_pki.new_key("ecdsa"), datetime.datetime.now(datetime.timezone.utc), other_ca, other_ca_key)).decode()
+    testhosts.ssh("h3", f"cat > {PKI}/etcd/healthcheck-client.crt <<'EOF'\n{foreign}EOF\n"
+                        f"rm {PKI}/etcd/healthcheck-client.key")
+
     etcd_pid_h3 = testhosts.ssh("h3", "systemctl show -p MainPID --value etcd").stdout
     renew = run_playbook(CERTS, site["inv"], extra_vars={"certs_action": "renew"})
     assert renew.rc == 0, renew.explain()
     assert "etcd/members/h2/server" in renew.output and "expires in 4 days" in renew.output, renew.explain()
-    # h1 (the controller's authority re-issues) and h2 (the expiring member) change, nobody else
-    assert set(renew.changed_hosts()) == {"h1", "h2"}, renew.explain()
+    # per host and file, what the store's copy replaced and why (issue 21, item 6); the callback folds
+    # long messages: matched on the output with its whitespace collapsed
+    said = " ".join(renew.output.split())
+    assert re.search(rf"h2: {PKI}/etcd/server.crt: replaced - expiring: 4 days left \(until \S+\), the store's copy "
+                     r"until \S+", said), renew.explain()
+    assert (f"h3: {PKI}/etcd/healthcheck-client.crt: replaced - signed by another CA (issuer commonName=etcd-ca, "
+            "not the store's); another key pair than the store's (key mismatch)") in said, renew.explain()
+    assert f"h3: {PKI}/etcd/healthcheck-client.key: written - missing" in said, renew.explain()
+    # h1 (the controller's authority re-issues), h2 (the expiring member) and h3 (its foreign client
+    # certificate) change, nobody else
+    assert set(renew.changed_hosts()) == {"h1", "h2", "h3"}, renew.explain()
     assert "Wait until this member is healthy again" in renew.output
     assert testhosts.ssh("h3", "systemctl show -p MainPID --value etcd").stdout == etcd_pid_h3   # untouched
     wait_healthy(testhosts)

@@ -7,7 +7,8 @@
 - 1.30.4 -> 1.31.1 with the worker unreachable (SSH to it dropped by an nftables rule on this
   machine; its kubelet keeps running, as on a site where a network path fails): the masters upgrade one at a time while the
   VIP's /healthz, sampled from the controller every 100 ms, never stops answering longer than a
-  failover; the run fails naming h4; h4 back -> the re-run resumes at h4 (the masters run no
+  failover; the run fails naming h4, its summary (read from the API) names h4 not upgraded at
+  v1.30.4; h4 back -> the re-run resumes at h4 (the masters run no
   kubeadm again: their double's command log is unchanged) -> every Node reports kubelet v1.31.1
   (Debian's kubectl through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.31.1,
   etcd was backed up first -> a third run changes nothing.
@@ -157,6 +158,12 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     assert failed.rc != 0
     assert "UNREACHABLE" in failed.output and f"[{WORKER}]" in failed.output, failed.explain()
     assert failed.stats[WORKER]["unreachable"] >= 1, failed.explain()
+    # the failed run's summary, read from the API and the nodes at its end, says what is not done
+    assert "every node upgraded" not in failed.output, failed.explain()
+    assert "cluster v1.30.4 -> v1.31.1: NOT done" in failed.output, failed.explain()
+    assert "upgraded to v1.31.1: h1, h2, h3" in failed.output, failed.explain()
+    assert (f"not upgraded: {WORKER} (kubelet v1.30.4, its record not read, failed or unreachable in this run)"
+            in failed.output), failed.explain()
     # the masters were upgraded one at a time, the VIP always served by a master
     assert w.longest_gap() <= 3.0, f"the VIP did not serve for {w.longest_gap():.2f} s"
     assert records(th, MASTERS) == {"h1": "v1.31.1", "h2": "v1.31.1", "h3": "v1.31.1"}
@@ -179,6 +186,9 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     assert upgraded == [f"TASK [offline_pot.tke.upgrade : Upgrade this node (kubeadm upgrade node)]: changed: [{WORKER}]"], \
         resumed.explain()
     assert "nodes at another version when this run started: h4" in resumed.output
+    # (the callback folds long messages: match on the output with its whitespace collapsed)
+    assert ("cluster v1.31.1 -> v1.31.1: every node upgraded (the API reports kubelet v1.31.1 on h1, h2, h3, h4)"
+            in " ".join(resumed.output.split())), resumed.explain()
 
     assert kubelet_versions(th) == {h: "v1.31.1" for h in NODES}
     cm = json.loads(kubectl(th, "-n kube-system get configmap kubeadm-config -o json"))

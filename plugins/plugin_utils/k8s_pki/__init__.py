@@ -9,6 +9,7 @@
 - renewal.py       issuing and renewing: reconcile() decides, from the existing files, what to (re)issue
 - kubeconfig.py    kubeconfig files in kubeadm's layout
 - distribution.py  which host gets which file where, what to restart after a change
+- replacement.py   why a host's file is replaced with the store's copy (pki_distribute)
 - store.py         the PKI directory on the controller as relative path -> bytes, and back
 
 Used by plugins/action/k8s_pki.py, the certs report and pki filters, and bench/. This module is the
@@ -23,6 +24,8 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.distributi
     consumers, host_files)
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.kubeconfig import (  # noqa: F401
     kubeconfig_client_cert, render_kubeconfig)
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.replacement import (  # noqa: F401
+    replacement_reasons)
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.renewal import (  # noqa: F401
     Action, changed_files, reconcile, regeneration_reason)
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.specs import (  # noqa: F401

@@ -46,3 +46,40 @@ def test_kubectl_needed_only_when_the_pack_carries_it():
 def test_unreadable_cluster_version():
     r = check("1.31.1", "", [], BINS, [], "m1")
     assert r["errors"][0].startswith("m1: the cluster's version could not be read")
+
+
+# the summary: computed from the API and the records at the end of the run (issue 21, item 10)
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.kubeadm_upgrade import summary  # noqa: E402
+
+DONE = CONFIG.replace("v1.30.4", "v1.31.1")
+
+
+def test_summary_of_a_run_stopped_at_an_unreachable_worker_names_it_at_its_version():
+    s = summary("1.31.1", "v1.30.4", DONE, nodes(m1="v1.31.1", m2="v1.31.1", w1="v1.30.4"),
+                {"m1": "v1.31.1\n", "m2": "v1.31.1\n", "w1": None}, HOSTS, ["w1"])
+    assert not s["done"] and s["behind"] == ["w1"] and s["at_target"] == ["m1", "m2"]
+    text = "\n".join(s["lines"])
+    assert "every node upgraded" not in text
+    assert s["lines"][0] == "cluster v1.30.4 -> v1.31.1: NOT done"
+    assert "upgraded to v1.31.1: m1, m2" in text
+    assert "not upgraded: w1 (kubelet v1.30.4, its record not read, failed or unreachable in this run)" in text
+
+
+def test_summary_says_every_node_upgraded_only_when_the_api_and_every_record_say_so():
+    s = summary("1.31.1", "v1.30.4", DONE, nodes(m1="v1.31.1", m2="v1.31.1", w1="v1.31.1"),
+                {h: "v1.31.1\n" for h in HOSTS}, HOSTS, [])
+    assert s["done"] and s["lines"] == ["cluster v1.30.4 -> v1.31.1: every node upgraded (the API reports kubelet "
+                                        "v1.31.1 on m1, m2, w1)"]
+    # a kubelet at the target whose node recorded nothing (its run stopped before the record): not done
+    s = summary("1.31.1", "v1.30.4", DONE, nodes(m1="v1.31.1", m2="v1.31.1", w1="v1.31.1"),
+                {"m1": "v1.31.1", "m2": "", "w1": "v1.31.1"}, HOSTS, [])
+    assert not s["done"] and "not upgraded: m2 (kubelet v1.31.1, recorded nothing)" in s["lines"]
+    # the control plane not at the target: not done, even with every kubelet there
+    s = summary("1.31.1", "v1.30.4", CONFIG, nodes(m1="v1.31.1", m2="v1.31.1", w1="v1.31.1"),
+                {h: "v1.31.1" for h in HOSTS}, HOSTS, [])
+    assert not s["done"] and "control plane (kube-system/kubeadm-config): v1.30.4" in s["lines"]
+
+
+def test_summary_when_the_api_cannot_be_read_claims_nothing():
+    s = summary("1.31.1", "v1.30.4", "", None, {}, HOSTS, ["m1"])
+    assert not s["done"] and "NOT known to be done" in s["lines"][0]
