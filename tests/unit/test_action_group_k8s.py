@@ -1,5 +1,5 @@
 """module_defaults: {group/offline_pot.tke.k8s: ...} reaches every k8s_* module (meta/runtime.yml's
-action group), at play and at block level, under the ansible-core this collection claims."""
+action group), at play and block level and through include_tasks' apply, under the ansible-core this collection claims."""
 import os
 import subprocess
 import sys
@@ -28,9 +28,16 @@ PLAYBOOK = textwrap.dedent("""
             - offline_pot.tke.k8s_wait: {objects: [{kind: Node, name: n1}], timeout: 1}
               register: block_level
               ignore_errors: true
+        - ansible.builtin.include_tasks:          # roles/components/tasks/main.yml's form
+            file: included.yml
+            apply:
+              module_defaults:
+                group/offline_pot.tke.k8s: {kubeconfig: "{{ included_kubeconfig }}"}
+          vars:
+            included_kubeconfig: /nonexistent/included.conf
         - ansible.builtin.copy:
             dest: "{{ out }}"
-            content: "{{ {'play': play_level.msg, 'block': block_level.msg} | to_json }}"
+            content: "{{ {'play': play_level.msg, 'block': block_level.msg, 'included': included.msg} | to_json }}"
             mode: "0600"
 """)
 
@@ -44,6 +51,11 @@ def test_group_members_are_the_k8s_modules():
 
 def test_module_defaults_group_sets_kubeconfig(tmp_path):
     (tmp_path / "play.yml").write_text(PLAYBOOK)
+    (tmp_path / "included.yml").write_text(textwrap.dedent("""
+        - offline_pot.tke.k8s_apply: {objects: []}
+          register: included
+          ignore_errors: true
+    """))
     out = tmp_path / "out.json"
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CONFIG=str(TOP / "ansible.cfg"))
@@ -54,3 +66,4 @@ def test_module_defaults_group_sets_kubeconfig(tmp_path):
     msgs = yaml.safe_load(out.read_text())
     assert "/nonexistent/play.conf" in msgs["play"]
     assert "/nonexistent/block.conf" in msgs["block"]
+    assert "/nonexistent/included.conf" in msgs["included"]
