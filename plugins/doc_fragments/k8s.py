@@ -29,9 +29,9 @@ requirements:
 notes:
   - Talks the standard Kubernetes REST protocol with ansible's own HTTP client; nothing to install
     on the host beyond Python 3.
-  - The k8s_* modules form the action group C(offline_pot.tke.k8s) (C(meta/runtime.yml)): set the
+  - "The k8s_* modules form the action group C(offline_pot.tke.k8s) (C(meta/runtime.yml)): set the
     connection options once for a block or a play with
-    C(module_defaults: {group/offline_pot.tke.k8s: {kubeconfig: ...}}).
+    C(module_defaults: {group/offline_pot.tke.k8s: {kubeconfig: ...}})."
 attributes:
   action_group:
     description: Use C(group/offline_pot.tke.k8s) in C(module_defaults) to set defaults for this module.
