@@ -33,6 +33,7 @@ _value:
   elements: str
 """
 
+
 def check_failure_lines(results_by_host):
     return [f"{host}: {r['check']}: {r.get('message') or r.get('value')}"
             for host, results in results_by_host.items()
