@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Attribute blocks shared by the collection's modules (extends_documentation_fragment).
 
-A module extends one of READ_ONLY and CHANGES_HOST (plus ACTION when an action plugin runs it)
+A module extends one of INFO_MODULE (reads only), CHANGES_NO_DIFF (may write, shows no diff) and
+CHANGES_HOST (writes on a difference, shows it), plus ACTION when an action plugin runs it (names as in community.crypto's attributes fragments),
 and lists under its own C(attributes) only what differs (C(support), C(details)): ansible-doc
 merges each attribute's keys over the fragment's, so the descriptions live here alone.
 """
@@ -11,9 +12,27 @@ from __future__ import annotations
 
 
 class ModuleDocFragment:
-    # Full check mode, no diff, idempotent: modules that read and report, or whose change has no
-    # meaningful diff (a module that differs overrides support/details under its own attributes).
-    READ_ONLY = r"""
+    # Reads and reports, never changes anything (on the host or the controller).
+    INFO_MODULE = r"""
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: This action does not modify state.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: N/A
+    details: This action does not modify state.
+  idempotent:
+    description:
+      - When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+      - This assumes that the system controlled/queried by the module has not changed in a relevant way.
+    support: full
+"""
+
+    # May write (on the host or the controller), acts on nothing in check mode, shows no diff
+    # (a module that differs overrides support/details under its own attributes).
+    CHANGES_NO_DIFF = r"""
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""The connection options of the k8s_* modules (plugins/module_utils/k8s/args.py)."""
+"""The connection options of the k8s_* modules (plugins/module_utils/k8s/args.py) and their action group."""
 from __future__ import annotations
 
 
@@ -29,4 +29,13 @@ requirements:
 notes:
   - Talks the standard Kubernetes REST protocol with ansible's own HTTP client; nothing to install
     on the host beyond Python 3.
+  - "The k8s_* modules form the action group C(offline_pot.tke.k8s) (C(meta/runtime.yml)): set the
+    connection options once for a block or a play with
+    C(module_defaults: {group/offline_pot.tke.k8s: {kubeconfig: ...}})."
+attributes:
+  action_group:
+    description: Use C(group/offline_pot.tke.k8s) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - offline_pot.tke.k8s
 """

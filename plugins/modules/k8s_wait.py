@@ -22,7 +22,7 @@ description:
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
-  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.INFO_MODULE
   - offline_pot.tke.k8s
 attributes:
   check_mode:

@@ -20,7 +20,7 @@ requirements:
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
-  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.INFO_MODULE
 options:
   paths:
     description: Directories (searched recursively) or files to read.

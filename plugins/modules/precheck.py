@@ -21,7 +21,7 @@ requirements:
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
-  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.INFO_MODULE
   - offline_pot.tke.attributes.ACTION
 options:
   min_cpu:

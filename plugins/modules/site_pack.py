@@ -26,7 +26,7 @@ requirements:
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
-  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.CHANGES_NO_DIFF
 attributes:
   check_mode:
     support: partial

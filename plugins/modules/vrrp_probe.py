@@ -21,7 +21,7 @@ requirements:
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
-  - offline_pot.tke.attributes.READ_ONLY
+  - offline_pot.tke.attributes.INFO_MODULE
 options:
   interface:
     description: Interface to listen on.

@@ -59,3 +59,14 @@ def test_every_plugin_utils_module_is_named():
         if name.startswith("_") or name == "__pycache__":
             continue
         assert name in entries["plugins/plugin_utils/"], name
+
+
+@pytest.mark.parametrize("folder", ["plugins/filter/", "plugins/module_utils/"])
+def test_filters_and_module_utils_match_the_folders(folder):
+    """The layout names exactly the filters (one per file) and the module_utils the folder holds."""
+    dummy, entries = layout()
+    present, planned = _names(entries[folder])
+    on_disk = {p.stem if p.suffix == ".py" else p.name for p in (TOP / folder).iterdir()
+               if p.name != "__pycache__" and not p.name.startswith("_")}
+    assert present == on_disk
+    assert not planned & on_disk, "marked planned but exists"

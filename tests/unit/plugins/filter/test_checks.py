@@ -1,4 +1,4 @@
-from ansible_collections.offline_pot.tke.plugins.filter.checks import check_failure_lines
+from ansible_collections.offline_pot.tke.plugins.filter.check_failure_lines import check_failure_lines
 
 
 def test_lines_only_for_failures_in_host_order():

@@ -1,6 +1,6 @@
 from ansible_collections.offline_pot.tke.plugins.filter.node_addresses import node_addresses
 from ansible_collections.offline_pot.tke.plugins.filter.pki_members import pki_members
-from ansible_collections.offline_pot.tke.plugins.filter.checks import precheck_peers
+from ansible_collections.offline_pot.tke.plugins.filter.precheck_peers import precheck_peers
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.inventory_model import host_model, node_address
 
 HOSTVARS = {"m1": {"ansible_host": "10.0.0.1", "tke_node_ip": "10.1.0.1"},

@@ -1,4 +1,4 @@
-from ansible_collections.offline_pot.tke.plugins.filter.checks import precheck_peers
+from ansible_collections.offline_pot.tke.plugins.filter.precheck_peers import precheck_peers
 
 
 def test_peers_get_ssh_and_their_groups_ports():

@@ -1,4 +1,4 @@
-from ansible_collections.offline_pot.tke.plugins.filter.site_pack import pack_host_binaries
+from ansible_collections.offline_pot.tke.plugins.filter.pack_host_binaries import pack_host_binaries
 
 BINS = [{"name": "runc", "file": "bin/runc", "groups": []},
         {"name": "registry", "file": "bin/registry", "groups": ["registry"]},

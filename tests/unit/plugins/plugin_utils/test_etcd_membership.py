@@ -106,7 +106,7 @@ def test_a_listing_that_is_not_one_is_an_error():
 def test_the_filters_wrap_the_rules_and_name_a_bad_host():
     from ansible.errors import AnsibleFilterError
     from ansible_collections.offline_pot.tke.plugins.filter.etcd_join_step import etcd_join_step
-    from ansible_collections.offline_pot.tke.plugins.filter.etcd_membership import etcd_join_refusals
+    from ansible_collections.offline_pot.tke.plugins.filter.etcd_join_refusals import etcd_join_refusals
     assert etcd_join_refusals(PEERS, ["e1"], listing(started("e1", 11)), ["e1"], ["e1"]) == []
     assert etcd_join_step(PEERS, listing(started("e1", 11)), "e2")["add"] is True
     with pytest.raises(AnsibleFilterError, match="x9 is not an etcd member"):

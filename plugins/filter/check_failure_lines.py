@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""Filters that turn per-host check results into report lines."""
+"""Filter check_failure_lines: per-host check results into report lines."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -33,29 +33,6 @@ _value:
   elements: str
 """
 
-from ansible_collections.offline_pot.tke.plugins.plugin_utils.inventory_model import node_address
-
-
-def precheck_peers(hostvars, me, hosts, ports_by_group, groups, always=(22,)):
-    """Every other host with the TCP ports it must be reachable on: always + its groups' ports."""
-    out = []
-    for host in hosts:
-        if host == me:
-            continue
-        address = node_address(host, hostvars[host])
-        ports = set(int(p) for p in always)
-        for group, gports in ports_by_group.items():
-            if host in groups.get(group, []):
-                ports.update(int(p) for p in gports)
-        out.append({"name": host, "address": str(address), "ports": sorted(ports)})
-    return out
-
-
-def hostname_checks(hostnames):
-    """{host: hostname} -> {host: "hostname unique" check result}."""
-    from ansible_collections.offline_pot.tke.plugins.module_utils.precheck_rules import duplicate_hostnames
-    return duplicate_hostnames(hostnames)
-
 
 def check_failure_lines(results_by_host):
     return [f"{host}: {r['check']}: {r.get('message') or r.get('value')}"
@@ -65,5 +42,4 @@ def check_failure_lines(results_by_host):
 
 class FilterModule:
     def filters(self):
-        return {"check_failure_lines": check_failure_lines, "precheck_peers": precheck_peers,
-                "hostname_checks": hostname_checks}
+        return {"check_failure_lines": check_failure_lines}
