@@ -188,8 +188,8 @@ def test_every_host_records_the_site_it_belongs_to(testhosts, site, installed):
         assert th.ssh(h, "cat /var/lib/offline-pot/kubernetes").stdout.strip() == "1.30.4", h
 
 
-def test_a_controller_without_the_sites_state_is_refused_before_any_host_is_written(testhosts, site, installed,
-                                                                                  tmp_path):
+def test_a_controller_without_the_sites_state_is_refused_before_any_host_is_written(
+        testhosts, site, installed, tmp_path):
     """The same hosts in an inventory copied to another folder (an empty .tke/: a copied inventory, a
     lost controller disk, another machine): refused with nothing written on any host; the original
     folder's re-run then changes nothing."""

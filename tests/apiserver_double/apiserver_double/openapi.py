@@ -136,8 +136,8 @@ def group_version_doc(version: str, rs: list, group: str, gv: str) -> dict:
             "put": _op(r, "put", f"replace the specified {r.kind}", VERBS_QUERY, body=name),
             "patch": _op(r, "patch", f"partially update the specified {r.kind}", VERBS_QUERY + ("force",),
                          body=name),
-            "delete": _op(r, "delete", f"delete a {r.kind}", ("dryRun", "gracePeriodSeconds",
-                                                             "propagationPolicy"))}
+            "delete": _op(r, "delete", f"delete a {r.kind}",
+                          ("dryRun", "gracePeriodSeconds", "propagationPolicy"))}
         for sub in r.subresources:
             paths[coll + "/{name}/" + sub] = {
                 "get": _op(r, "get", f"read {sub} of the specified {r.kind}", ("pretty",)),
@@ -181,7 +181,7 @@ def swagger_v2(version: str, all_resources: list) -> dict:
         d = group_version_doc(version, rs, g, v)
         paths.update(d["paths"])
         schemas.update(d["components"]["schemas"])
-    schemas = {**{k: x for k, x in defs.items()}, **schemas}
+    schemas = {**dict(defs.items()), **schemas}
     text = json.dumps({"swagger": "2.0", "info": {"title": "Kubernetes", "version": f"v{version}"},
                        "paths": paths, "definitions": schemas})
     return json.loads(text.replace("#/components/schemas/", "#/definitions/"))

@@ -209,8 +209,8 @@ def table(res, objs, list_meta, include="Metadata", crd_columns=None) -> dict:
         cols, cells = COLUMNS[res.kind]
     else:
         cols = [_col("Name", desc="Name must be unique within a namespace."),
-                _col("Created At", "date", desc="CreationTimestamp is a timestamp representing the server time "
-                                                 "when this object was created.")]
+                _col("Created At", "date",
+                     desc="CreationTimestamp is a timestamp representing the server time when this object was created.")]
 
         def cells(o):
             return [o["metadata"]["name"], o["metadata"].get("creationTimestamp")]

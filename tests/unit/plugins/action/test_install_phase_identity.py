@@ -38,7 +38,9 @@ def start(state_dir, reads, version="1.30.4", check_mode=False):
     mod = action(check_mode)
     task_vars = {"tke_host_record_dir": RECORDS, "tke_k8s_version": version,
                  "hostvars": {h: {"tke_host_read": r} for h, r in reads.items()}}
-    var = lambda name, default=None: task_vars.get(name, default)  # noqa: E731
+
+    def var(name, default=None):
+        return task_vars.get(name, default)
     identity = mod._identity(str(state_dir), var)
     records = {h: {} for h in reads}
     if upgrades := {h: r for h, r in reads.items() if "upgrade:" in r["stdout"]}:
