@@ -11,6 +11,7 @@ import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
@@ -186,7 +187,10 @@ class ActionModule(ActionModuleBase):
         state_dir = (os.path.dirname(args["journal"]) if args.get("journal")
                      else to_text(self._templar.template(task_vars.get("tke_state_dir"))))
         owner = os.getppid()  # the worker running this task is a child of the ansible-playbook process
-        if self._task.check_mode and not os.path.isdir(state_dir):
+        # the run's --check (the lock task itself runs with check_mode: false, so that it is taken in
+        # a preview of an installed site too)
+        check_run = self._task.check_mode or boolean(task_vars.get("ansible_check_mode", False), strict=False)
+        if check_run and not os.path.isdir(state_dir):
             # a preview of a site never installed from here: no state to protect, and check mode
             # writes nothing, not even on the controller
             result.update(changed=False, lock=None, banner=f"check mode: no site state in {state_dir}, no lock")
