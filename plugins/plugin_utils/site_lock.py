@@ -56,11 +56,11 @@ def _alive(pid):
     return True
 
 
-def acquire(state_dir, owner, info, wait=5.0):
+def acquire(state_dir, owner, info, wait=60.0):
     """Take the site's lock for the process `owner` (the ansible-playbook process), or find it held
     by that process already. Returns (fd or None when already held by owner, path); raises Held when
-    another live run holds it. A holder that has just ended (its holder process is on its way out)
-    is waited for up to `wait` seconds."""
+    another live run holds it. A run that has just ended (its holder process is on its way out: on a
+    loaded controller that can take seconds) is waited for up to `wait` seconds."""
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     path = os.path.join(state_dir, LOCK_FILE)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
