@@ -33,13 +33,14 @@ def write_private(path, text):
 
 
 def tree_digest(*relative_dirs):
-    """sha256 over the paths and contents of every file under the collection's given folders."""
+    """sha256 over the paths and contents of every file under the collection's given folders, less
+    byte code and hidden entries (a site's .tke state folder, an editor's files): only the code."""
     h = hashlib.sha256()
     for rel in relative_dirs:
         top = os.path.join(COLLECTION_ROOT, rel)
         for root, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+            for name in sorted(f for f in files if not f.startswith(".")):
                 path = os.path.join(root, name)
                 h.update(os.path.relpath(path, COLLECTION_ROOT).encode() + b"\0")
                 with open(path, "rb") as fh:

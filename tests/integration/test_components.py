@@ -263,6 +263,10 @@ def test_decoupled_components_with_only_a_kubeconfig_and_a_registry(testhosts, s
     assert objects_of(th, "sample-app") == APP   # uninstalled above, back with the run
     again = timed("components.yml, existing cluster again", COMPONENTS, inv, env=env)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    # an inventory with no host: the site's state (its lock, the unpacked pack) is kept beside the
+    # inventory, never inside the collection (whose code every phase fingerprint digests)
+    assert (tmp_path / ".tke" / "run.lock").is_file()
+    assert not (TOP / "playbooks" / ".tke").exists()
 
 
 def test_a_component_never_ready_fails_within_its_timeout_naming_it(testhosts, site, installed, pack_v2):
