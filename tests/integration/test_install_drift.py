@@ -53,7 +53,8 @@ def test_a_wiped_host_runs_the_phase_again_on_a_plain_rerun(testhosts, tmp_path)
 
 def test_workers_added_then_a_plain_rerun_updates_the_masters(testhosts, tmp_path):
     small = inventory(testhosts, tmp_path / "small.yml", ["h2"])
-    assert run_playbook(INSTALL, small, "--tags", "host_init").rc == 0
+    first = run_playbook(INSTALL, small, "--tags", "host_init")
+    assert first.rc == 0, first.explain()
     big = inventory(testhosts, tmp_path / "hosts.yml", ["h2", "h3"])   # same directory: same journal
     added = run_playbook(INSTALL, big, "--tags", "host_init", "--limit", "h3")
     assert added.rc == 0, added.explain()
