@@ -40,6 +40,13 @@ def read_secrets(model, hostvars, templar):
     return out
 
 
+def registry_credential(task_vars, templar):
+    """The registry role's registry_user / registry_password when the inventory (or -e) sets them
+    (their defaults, the admin's, are the registry role's and not visible in the validate play)."""
+    return {key: to_text(templar.template(task_vars[var])) if task_vars.get(var) else ""
+            for key, var in (("user", "registry_user"), ("password", "registry_password"))}
+
+
 class ActionModule(ActionModuleBase):
     _requires_connection = False
     ARGUMENT_SPEC = dict(
@@ -61,7 +68,7 @@ class ActionModule(ActionModuleBase):
 
         model = inventory_model.build(task_vars, self._templar)
         secrets = read_secrets(model, task_vars.get("hostvars", {}), self._templar)
-        ctx = tke_config.context(model, secrets, step=step)
+        ctx = tke_config.context(model, secrets, step=step, registry=registry_credential(task_vars, self._templar))
         with open(source, encoding="utf-8") as fh:
             template_text = trust_as_template(fh.read())
         templar = self._templar.copy_with_new_env(available_variables={"tke": ctx})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 
@@ -96,3 +97,30 @@ def write_if_differs(path: str, content: bytes | str, mode: int = 0o644, dir_mod
         pass
     write_file(path, data, mode, dir_mode)
     return True
+
+
+MASK = "********"
+
+
+def mask_secrets(text: str, values=(), patterns=()) -> tuple[str, int]:
+    """text with every secret replaced by MASK, and how many were: first what the first group of
+    each (multiline) regular expression of patterns matches (a secret's previous value too, which
+    the caller does not know), then every non-empty value of values wherever it appears. For the
+    diff of a file that holds secrets (modules/secret_file)."""
+    count = 0
+
+    def hide(match):
+        nonlocal count
+        if match.group(1) == "" or match.group(1) == MASK:
+            return match.group(0)
+        count += 1
+        start, end = match.start(1) - match.start(0), match.end(1) - match.start(0)
+        whole = match.group(0)
+        return whole[:start] + MASK + whole[end:]
+
+    for pattern in patterns:
+        text = re.sub(pattern, hide, text, flags=re.MULTILINE)
+    for value in sorted({v for v in values if v}, key=len, reverse=True):
+        count += text.count(value)
+        text = text.replace(value, MASK)
+    return text, count

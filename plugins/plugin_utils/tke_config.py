@@ -51,14 +51,18 @@ def machine(host, secrets):
     return entry
 
 
-def context(model, secrets=None, step=0):
+def context(model, secrets=None, step=0, registry=None):
     """The `tke` variable of templates/tke.json.j2.
 
     secrets: {host: {"password": ..., "private_key": ...}} read on the controller.
+    registry: {"user": ..., "password": ...}: the credential the site's registry accepts (the
+    registry role's registry_user / registry_password, which default to the admin's); Config.
+    registry.tke records it, as TKE logs in to its registry with it.
     step: TKE's resume point (the install journal sets it; 0 = from the start).
     """
     s, groups, hosts = model["settings"], model["groups"], model["hosts"]
     secrets = secrets or {}
+    registry = registry or {}
     masters = groups.get("masters", [])
     mode = s.get("tke_ha_mode", "none")
     vip = str(s.get("tke_vip") or "")
@@ -91,6 +95,8 @@ def context(model, secrets=None, step=0):
         "replicas": 1 if len(masters) < 2 else 2,
         "admin_user": s.get("tke_admin_user", "admin"),
         "admin_password_b64": b64(s.get("tke_admin_password", "")),
+        "registry_user": registry.get("user") or s.get("tke_admin_user", "admin"),
+        "registry_password_b64": b64(registry.get("password") or s.get("tke_admin_password", "")),
         "registry_domain": s.get("tke_registry_domain", "registry.tke.com"),
         "registry_namespace": s.get("tke_registry_namespace", "library"),
         "gateway_domain": s.get("tke_gateway_domain", "console.tke.com"),

@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import atomic_file as af
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import mask_secrets
 
 
 def mode(path):
@@ -78,3 +79,18 @@ def test_copy_and_write_if_differs(tmp_path):
     mtime = os.stat(link).st_mtime_ns
     assert af.write_if_differs(link, b"sha256:1") is False and os.stat(link).st_mtime_ns == mtime
     assert af.write_if_differs(link, "sha256:2") is True and open(link).read() == "sha256:2"
+
+
+# --- mask_secrets: the masked diff of a file that holds secrets (modules/secret_file) ----------
+def test_mask_secrets_hides_known_values_and_what_the_patterns_match():
+    text = ('[auth]\n      username = "admin"\n      password = "old-Secret-1"\n'
+            'vrrp {\n    auth_pass 5f3a9c1e\n}\nnote: new-Secret-2 also here\n')
+    masked, n = mask_secrets(text, ["new-Secret-2", ""], [r'^\s*password\s*=\s*"(.*)"\s*$', r"^\s*auth_pass\s+(\S+)\s*$"])
+    # the previous password (not given as a value) is masked by its pattern, the known value anywhere
+    assert "old-Secret-1" not in masked and "5f3a9c1e" not in masked and "new-Secret-2" not in masked
+    assert '      password = "********"\n' in masked and "    auth_pass ********\n" in masked
+    assert 'username = "admin"' in masked and n == 3
+
+
+def test_mask_secrets_leaves_a_text_without_secrets_as_it_is():
+    assert mask_secrets("a = 1\n", ["x-secret"], [r'password = "(.*)"']) == ("a = 1\n", 0)

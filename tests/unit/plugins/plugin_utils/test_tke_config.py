@@ -80,3 +80,15 @@ def test_external_etcd_endpoints_are_the_members_node_addresses():
     hosts = {**MODEL["hosts"], "w1": {**MODEL["hosts"]["w1"], "node_address": "10.1.0.14"}}
     ext = {**MODEL, "hosts": hosts, "groups": {**MODEL["groups"], "etcd": ["w1"]}}
     assert t.context(ext)["etcd"]["external"]["endpoints"] == ["https://10.1.0.14:2379"]
+
+
+def test_the_registry_credential_is_the_one_the_registry_accepts():
+    """Config.registry.tke: registry_user / registry_password (the registry's htpasswd), not the
+    admin's when they differ; the admin's when the inventory sets none (the registry role's default)."""
+    data = json.loads(render(t.context(MODEL, registry={"user": "puller", "password": "reg-Secret-0815"})))
+    assert data["para"]["Config"]["registry"]["tke"]["username"] == "puller"
+    assert data["para"]["Config"]["registry"]["tke"]["password"] == t.b64("reg-Secret-0815")
+    assert data["para"]["Config"]["basic"]["password"] == t.b64('pa"ss\\word')
+    default = json.loads(render(t.context(MODEL, registry={"user": "", "password": ""})))["para"]["Config"]
+    assert default["registry"]["tke"] == {**default["registry"]["tke"], "username": "admin",
+                                          "password": t.b64('pa"ss\\word')}
