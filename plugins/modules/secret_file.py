@@ -13,9 +13,9 @@ version_added: 0.1.0
 description:
   - Makes O(dest) hold exactly O(content) (usually C(lookup('template', ...)) rendered on the
     controller) with O(mode), written atomically (the collection's one file writer,
-    module_utils/atomic_file: a 0600 temporary file beside the target, renamed over it).
+    module_utils/atomic_file; a 0600 temporary file beside the target, renamed over it).
   - The diff (C(--diff)) shows both the current and the new text with every secret replaced by
-    C(********): each value of O(secrets), and whatever the first group of each O(mask) pattern
+    C(********); each value of O(secrets), and whatever the first group of each O(mask) pattern
     matches (so the previous value of a secret, on the host before a change, is masked too). A change
     of a secret alone shows as a changed file whose masked diff has no changed line.
   - O(content) and O(secrets) are no_log options, so neither appears in the host's journal (module

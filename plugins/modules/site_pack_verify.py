@@ -48,6 +48,13 @@ options:
         (C(tke_site_pack_allow_unsigned)). A pack whose signature does not match is refused anyway.
     type: bool
     default: false
+  signature_only:
+    description:
+      - Check the signature only, not the files (install's validate phase, where a pack re-signed
+        with another key, or unsigned, is refused before any host is contacted; the offline phase
+        then checks every file). Returns no manifest.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -128,7 +135,8 @@ def unpack(module, archive: str, unpack_dir: str) -> tuple[str, bool]:
 def main():
     module = AnsibleModule(
         argument_spec=dict(pack=dict(type="path", required=True), unpack_dir=dict(type="path", required=True),
-                           pubkey=dict(type="str", default=""), allow_unsigned=dict(type="bool", default=False)),
+                           pubkey=dict(type="str", default=""), allow_unsigned=dict(type="bool", default=False),
+                           signature_only=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     pack = module.params["pack"]
@@ -144,6 +152,8 @@ def main():
         module.fail_json(msg=f"the site pack {pack_dir}: {e.filename} is missing", pack_dir=pack_dir)
     except pack_signature.SignatureError as e:
         module.fail_json(msg=f"the site pack {pack_dir} is refused: {e}", pack_dir=pack_dir, signature="refused")
+    if module.params["signature_only"]:
+        module.exit_json(changed=changed, pack_dir=pack_dir, signature=signature)
     if signature != "signed":
         module.warn(f"installing an unverified site pack: {signature} (tke_site_pack_allow_unsigned is true)")
     try:

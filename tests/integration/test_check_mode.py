@@ -6,6 +6,7 @@ snapshot of the controller's site directory (docs/install.md, "Preview with --ch
 The install on this site shape is test_install_e2e.py's; since the preview changes nothing here,
 what it proves about fresh hosts holds after a preview too.
 """
+import base64
 import hashlib
 import re
 from pathlib import Path
@@ -17,6 +18,9 @@ from harness import fixture_pack, sites
 from harness.playbook import TOP, run_playbook
 
 INSTALL = TOP / "install.yml"
+# the site's secrets, each its own value (containerd's registry auth is registry_password)
+SECRETS = {"tke_admin_password": "adm-Preview-4711-xyz", "registry_password": "reg-Preview-0815-abc",
+           "ha_keepalived_auth_pass": "kaPw2718"}
 # Where any SSH login by Ansible writes, none of it the install's doing:
 # /proc, /sys: the kernel's views, not files; /run, /tmp: runtime tmpfs (logind's session state;
 # /tmp holds the stamp itself); /var/log/journal: journald logs every login and every module
@@ -41,7 +45,7 @@ def preview(testhosts, tmp_path_factory):
     th = testhosts
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
     d = tmp_path_factory.mktemp("check")
-    inv = sites.ha_keepalived(th, d / "hosts.yml", pack)
+    inv = sites.ha_keepalived(th, d / "hosts.yml", pack, **SECRETS)
     before = snapshot(d)
     for h in th.names:
         th.ssh(h, "mkdir -p /root/.ansible/tmp && touch /tmp/stamp")
@@ -85,6 +89,18 @@ def test_check_mode_previews_every_phase_of_a_fresh_site(preview):
         assert said in " ".join(run.output.split()), (said, run.explain())
     # the diff of what would be written (--diff): etcd's configuration and unit on h1
     assert '+name: "h1"' in run.output and "+ExecStart=/usr/bin/etcd --config-file /etc/etcd/etcd.conf.yml" in run.output
+
+
+def test_check_mode_diff_shows_no_secret(preview):
+    """--diff of a fresh site shows every file it would write, the secrets masked: containerd's
+    registry auth and keepalived's auth_pass (modules/secret_file), no secret in clear or base64."""
+    out = preview.output
+    for name, value in SECRETS.items():
+        for form in (value, base64.b64encode(value.encode()).decode()):
+            assert form not in out, f"{name} printed by the --check --diff run"
+    # the files are in the diff, their secrets masked
+    assert 'password = "********"' in out and "auth_pass ********" in out, preview.explain()
+    assert "/etc/containerd/config.toml (secrets masked)" in out
 
 
 def test_check_mode_changes_nothing_anywhere(preview):

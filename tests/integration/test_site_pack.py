@@ -134,9 +134,29 @@ def assert_no_host_changed(testhosts, run):
         assert res.returncode != 0 and "No such file" in res.stderr, (h, res.stdout)
 
 
+def ssh_logins(th, host):
+    """Accepted logins in the host's sshd log (this very look is one of them)."""
+    out = th.ssh(host, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true")
+    return int(out.stdout.strip() or 0)
+
+
+def refused_in_validate(testhosts, inv, tmp_path):
+    """The install run, with the hosts' sshd logins counted around it: a fresh ControlPath
+    directory (no connection of an earlier run reused); the only login after is the count's own."""
+    env = {"ANSIBLE_SSH_CONTROL_PATH_DIR": str(tmp_path / f"cp{len(list(tmp_path.glob('cp*')))}")}
+    before = {h: ssh_logins(testhosts, h) for h in testhosts.names}
+    run = run_playbook(INSTALL, inv, *PHASES, env=env)
+    after = {h: ssh_logins(testhosts, h) for h in testhosts.names}
+    assert run.rc != 0, run.explain()
+    assert "PLAY [Phase precheck" not in run.output, run.explain()
+    assert after == {h: n + 1 for h, n in before.items()}, ("a host was contacted", before, after)
+    return run
+
+
 def test_a_rewritten_pack_is_refused_by_its_signature(testhosts, built, tls, tmp_path):
     """bin/runc replaced and its manifest entry edited to match: the manifest alone passes, the
-    signature does not; an unsigned pack is refused naming why, unless explicitly allowed."""
+    signature does not; an unsigned pack is refused naming why, unless explicitly allowed. Both in
+    the validate phase, on the controller: no host is contacted (no SSH login on any)."""
     assert (built["dir"] / "manifest.json.sig").is_file()
     tampered = tmp_path / "tampered"
     shutil.copytree(built["dir"], tampered, copy_function=os.link)
@@ -151,17 +171,14 @@ def test_a_rewritten_pack_is_refused_by_its_signature(testhosts, built, tls, tmp
     (tampered / "manifest.json").unlink()
     (tampered / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     inv = inventory(testhosts, tmp_path / "hosts.yml", tampered, tls)
-    run = run_playbook(INSTALL, inv, *PHASES)
-    assert run.rc != 0, run.explain()
+    run = refused_in_validate(testhosts, inv, tmp_path)
     assert "is refused: manifest.json.sig does not match manifest.json and tke_site_pack_pubkey" in run.output, \
         run.explain()
-    assert_no_host_changed(testhosts, run)
     # unsigned: refused, saying why and how to allow it
     (tampered / "manifest.json.sig").unlink()
-    run = run_playbook(INSTALL, inv, *PHASES)
-    assert run.rc != 0 and "is not signed (no manifest.json.sig)" in run.output \
-        and "tke_site_pack_allow_unsigned" in run.output, run.explain()
-    assert_no_host_changed(testhosts, run)
+    run = refused_in_validate(testhosts, inv, tmp_path)
+    assert "is not signed (no manifest.json.sig)" in run.output and "tke_site_pack_allow_unsigned" in run.output, \
+        run.explain()
 
 
 def test_a_pack_without_the_sites_images_is_refused_before_any_host_changes(testhosts, built, tls, tmp_path):
