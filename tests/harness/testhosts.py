@@ -96,6 +96,12 @@ class TestHosts:
                                  f"stdout: {res.stdout}\nstderr: {res.stderr}")
         return res
 
+    def ssh_logins(self, name: str) -> int:
+        """Accepted logins in the host's sshd log so far (this look is one of them): around a run,
+        whether the run contacted the host."""
+        out = self.ssh(name, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true")
+        return int(out.stdout.strip() or 0)
+
     def kubectl_client(self, name: str = "h1", version: str | None = None) -> str:
         """Real kubectl (the official build, tests/harness/real_clients.py) of the cluster's minor
         version at /usr/local/bin/kubectl on a host: a client independent of the collection's own, to

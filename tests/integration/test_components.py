@@ -217,12 +217,6 @@ def test_uninstall_one_leaves_the_other_and_twice_changes_nothing(testhosts, sit
     assert objects_of(testhosts, "sample-redis") == REDIS
 
 
-def ssh_logins(th, host):
-    """Accepted logins in the host's sshd log (this very look is one of them)."""
-    out = th.ssh(host, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true")
-    return int(out.stdout.strip() or 0)
-
-
 def test_decoupled_components_with_only_a_kubeconfig_and_a_registry(testhosts, site, installed, tmp_path):
     """An inventory with no host of the cluster: a kubeconfig (the site's admin one, its server the
     master's address as a user would give it), a registry and the pack. The images are pushed into
@@ -246,9 +240,9 @@ def test_decoupled_components_with_only_a_kubeconfig_and_a_registry(testhosts, s
         "components_list": SAMPLE}}}))
     # a fresh ControlPath directory: no SSH connection of an earlier run can be reused
     env = {"ANSIBLE_SSH_CONTROL_PATH_DIR": str(tmp_path / "cp")}
-    before = {h: ssh_logins(th, h) for h in NODES}
+    before = {h: th.ssh_logins(h) for h in NODES}
     run = timed("components.yml, existing cluster", COMPONENTS, inv, env=env)
-    after = {h: ssh_logins(th, h) for h in NODES}
+    after = {h: th.ssh_logins(h) for h in NODES}
     assert run.rc == 0, run.explain()
     assert set(run.stats) == {"localhost"}, run.explain()
     assert after == {h: n + 1 for h, n in before.items()}, (before, after)

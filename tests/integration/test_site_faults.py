@@ -2,7 +2,8 @@
 site meets, sharing the one install (CI budget):
 
 - every secret of the site stays out of every host's journal and /var/log, the controller's
-  output, and every world-readable file, after an install and a check-mode run with the journal off;
+  output, and every world-readable file, after an install, a check-mode run with the journal off,
+  and a --check --diff preview of a change of every password (whose files show masked diffs);
 - keepalived killed with SIGKILL on the VIP holder comes back (systemd) and the VIP is never on
   two hosts (watched on every master every 50 ms);
 - a hung API server (SIGSTOP) on the VIP holder moves the VIP within 3 s;
@@ -15,6 +16,7 @@ manifest's certificate; etcd is external on h1 (real etcd), the registry on h1.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import shlex
 import subprocess
@@ -33,6 +35,10 @@ CERTS = TOP / "playbooks" / "certs.yml"
 MASTERS = ["h1", "h2", "h3"]
 ADMIN_PASSWORD = "adm-Secret-4711-xyz"
 REGISTRY_PASSWORD = "reg-Secret-0815-abc"
+KEEPALIVED_PASS = "kaSec31x"
+# a password change previewed with --check --diff (the files that hold them show a masked diff)
+CHANGED = {"tke_admin_password": "adm-Changed-1234-qrs", "registry_password": "reg-Changed-5678-tuv",
+           "container_runtime_registry_password": "reg-Changed-5678-tuv", "ha_keepalived_auth_pass": "kaNew77y"}
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +54,8 @@ def site(testhosts, tmp_path_factory):
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
                     "tke_admin_password": ADMIN_PASSWORD, "registry_password": REGISTRY_PASSWORD,
-                    "container_runtime_registry_password": REGISTRY_PASSWORD})
+                    "container_runtime_registry_password": REGISTRY_PASSWORD,
+                    "ha_keepalived_auth_pass": KEEPALIVED_PASS})
     return {"inv": inv, "dir": d, "vip": sites.vip(th)}
 
 
@@ -59,7 +66,9 @@ def installed(site):
     install's own arguments (nothing new for the secrets scan) and its changed=0 is proven by
     test_install_e2e."""
     runs = {}
-    for name, args in (("install", ()), ("check", ("--check", "--diff", *NO_RESUME))):
+    for name, args in (("install", ()), ("check", ("--check", "--diff", *NO_RESUME)),
+                       ("password change (check)", ("--check", "--diff", *NO_RESUME, "--tags", "runtime,registry,ha",
+                                                    "-e", json.dumps(CHANGED)))):
         start = time.monotonic()
         runs[name] = run_playbook(INSTALL, site["inv"], *args)
         print(f"{name}: rc={runs[name].rc} {time.monotonic() - start:.0f} s")
@@ -77,6 +86,7 @@ def pem_lines(text: str) -> list[str]:
 def site_secrets(th, site) -> dict[str, str]:
     """name -> a string that can only come from that secret."""
     out = {"admin password": ADMIN_PASSWORD, "registry password": REGISTRY_PASSWORD}
+    out.update({f"{name} (changed)": value for name, value in CHANGED.items()})
     pki = site["dir"] / ".tke" / "pki"
     for key in sorted(pki.rglob("*.key")):
         lines = pem_lines(key.read_text())
@@ -103,6 +113,7 @@ def site_secrets(th, site) -> dict[str, str]:
     out["certificate key"] = key[0]
     auth = re.search(r"auth_pass (\S+)", th.ssh("h1", "cat /etc/keepalived/keepalived.conf").stdout)
     out["keepalived auth_pass"] = auth.group(1)
+    assert auth.group(1) == KEEPALIVED_PASS
     return out
 
 
@@ -169,8 +180,32 @@ def test_no_secret_in_logs_output_or_world_readable_files(testhosts, site, insta
         for line in res.decode().splitlines():
             i, path = line.split(" ", 1)
             found.append(f"{h}: world-readable {path}: {names[int(i)]}")
+    # the password change shows as masked changes of the files that hold them, not as no change
+    change = installed["password change (check)"].output
+    for path in ("/etc/containerd/config.toml", "/etc/keepalived/keepalived.conf"):
+        assert f"{path}: a secret changed (masked, not shown)" in change, installed["password change (check)"].explain()
     print(f"{len(secrets)} secrets looked for")
     assert not found, "secrets leaked:\n" + "\n".join(found)
+
+
+def registry_answer(th, user, password):
+    """The HTTP status the site's registry gives h2 for its catalog with this credential (sent on
+    stdin: no secret on a command line)."""
+    probe = ("import base64, sys, urllib.request as u, urllib.error as e\n"
+             "r = u.Request('https://registry.tke.com/v2/_catalog')\n"
+             "r.add_header('Authorization', 'Basic ' + base64.b64encode(sys.stdin.read().encode()).decode())\n"
+             "try:\n    print(u.urlopen(r).status)\nexcept e.HTTPError as x:\n    print(x.code)\n")
+    return ssh_bytes(th, "h2", "python3 -c " + shlex.quote(probe), f"{user}:{password}".encode()).decode().strip()
+
+
+def test_tke_json_records_the_credential_the_registry_accepts(testhosts, site, installed):
+    """TKE logs in to its registry with tke.json's Config.registry.tke: the registry's own
+    credential (registry_password here differs from the admin's, which the registry refuses)."""
+    tke = json.loads((site["dir"] / ".tke" / "tke.json").read_text())["para"]["Config"]["registry"]["tke"]
+    password = base64.b64decode(tke["password"]).decode()
+    assert password == REGISTRY_PASSWORD
+    assert registry_answer(testhosts, tke["username"], password) == "200"
+    assert registry_answer(testhosts, tke["username"], ADMIN_PASSWORD) == "401"
 
 
 # --- keepalived and the VIP ----------------------------------------------------------------

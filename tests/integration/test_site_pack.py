@@ -134,19 +134,13 @@ def assert_no_host_changed(testhosts, run):
         assert res.returncode != 0 and "No such file" in res.stderr, (h, res.stdout)
 
 
-def ssh_logins(th, host):
-    """Accepted logins in the host's sshd log (this very look is one of them)."""
-    out = th.ssh(host, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true")
-    return int(out.stdout.strip() or 0)
-
-
 def refused_in_validate(testhosts, inv, tmp_path):
     """The install run, with the hosts' sshd logins counted around it: a fresh ControlPath
     directory (no connection of an earlier run reused); the only login after is the count's own."""
     env = {"ANSIBLE_SSH_CONTROL_PATH_DIR": str(tmp_path / f"cp{len(list(tmp_path.glob('cp*')))}")}
-    before = {h: ssh_logins(testhosts, h) for h in testhosts.names}
+    before = {h: testhosts.ssh_logins(h) for h in testhosts.names}
     run = run_playbook(INSTALL, inv, *PHASES, env=env)
-    after = {h: ssh_logins(testhosts, h) for h in testhosts.names}
+    after = {h: testhosts.ssh_logins(h) for h in testhosts.names}
     assert run.rc != 0, run.explain()
     assert "PLAY [Phase precheck" not in run.output, run.explain()
     assert after == {h: n + 1 for h, n in before.items()}, ("a host was contacted", before, after)
