@@ -91,7 +91,10 @@ class ActionModule(ActionModuleBase):
         argv = hook_argv(path, cli, self._task.check_mode)
         started = time.time()
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=dict(os.environ, ANSIBLE_NOCOLOR="1"), check=False)
+                              env=dict(os.environ, ANSIBLE_NOCOLOR="1",
+                                       # its PLAY RECAP is read below; its output's tail is the result's
+                                       ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default"),
+                              check=False)
         lines = proc.stdout.splitlines()[-TAIL:]
         # the hook changed something when its own PLAY RECAP says so
         recap = proc.stdout.rsplit("PLAY RECAP", 1)[-1] if "PLAY RECAP" in proc.stdout else ""

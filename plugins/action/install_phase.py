@@ -32,6 +32,7 @@ class ActionModule(ActionModuleBase):
         skip=dict(type="raw"),
         resume=dict(type="bool"),
         hosts=dict(type="list", elements="str"),
+        started=dict(type="float"),
     )
     REQUIRED_IF = [("state", "start", ["phase"]), ("state", "done", ["phase"])]
 
@@ -69,11 +70,12 @@ class ActionModule(ActionModuleBase):
             fingerprints, names = self._fingerprints(phase, hosts, task_vars)
             machines, records = self._host_reads(hosts, task_vars)
             self._refuse_foreign(identity, state_dir, hosts, records, task_vars, var)
+            now = time.time()
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names)
             # the inputs as the phase starts are what it is recorded with (variables registered
             # during the phase must not count as inputs)
-            journal.setdefault("running", {})[phase] = {"started": time.time(), "fingerprints": fingerprints,
+            journal.setdefault("running", {})[phase] = {"started": now, "fingerprints": fingerprints,
                                                         "machines": machines, "names": names}
             parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
             # why each host runs (a node added or removed, inputs changed, reinstalled), unless it is
@@ -85,32 +87,40 @@ class ActionModule(ActionModuleBase):
                 for reason in reasons:
                     names = [h for h, r in decision["skip"].items() if r == reason]
                     parts.append(f"skipping {', '.join(names)} ({reason})")
-            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts))
+            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts),
+                          started=now, estimate=ij.last_seconds(journal, phase, decision["run"]))
             if self._task.check_mode:
                 this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
                 result["check_pending"] = {h: ij.not_done(records.get(h), skip, this_run) for h in hosts}
         else:
             running = journal.get("running", {}).pop(phase, None) or {}
+            if self._task.check_mode:   # check mode writes no `running` entry: one there is stale
+                running = {}
             at_start, names = ((running["fingerprints"], running.get("names")) if running.get("fingerprints")
                                else self._fingerprints(phase, hosts, task_vars))
             machines = running.get("machines") or self._host_reads(hosts, task_vars)[0]
             done = {h: at_start[h] for h in hosts if h in at_start}
-            journal = ij.record(journal, phase, done, utc_now(), machines=machines, names=names)
-            elapsed = f" in {time.time() - running['started']:.1f} s" if "started" in running else ""
+            started = args.get("started", running.get("started"))
+            seconds = round(time.time() - started, 1) if started else None
+            journal = ij.record(journal, phase, done, utc_now(), machines=machines, names=names, seconds=seconds)
+            elapsed = f" in {seconds:.1f} s" if seconds is not None else ""
             # what each host records beside the phase: the site it belongs to, and the Kubernetes
             # version whose kubeadm and kubelet the offline phase installed (site_identity.py)
             host_records = {si.HOST_FILE: si.host_text(identity)}
             if phase == "offline":
                 host_records[si.VERSION_FILE] = str(var("tke_k8s_version", "")).lstrip("v")
             result.update(banner=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
-                          host_records=host_records)
+                          host_records=host_records, seconds=seconds)
         if not self._task.check_mode:
             if self._identity_new:  # made at the site's first install, completed when its CA exists
                 write_private(os.path.join(state_dir, si.CONTROLLER_FILE), si.dump(self._identity_stored))
             write_private(path, ij.dump(journal))
             if state == "done":
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
-        result.update(changed=False, step=journal.get("step", 0), journal=path)
+        # the banner is the phase's line of output: shown by the default callback without -v (as
+        # debug's msg is), read by the progress callback (plugins/callback/progress.py)
+        result.update(changed=False, step=journal.get("step", 0), journal=path, phase=phase,
+                      _ansible_verbose_always=True)
         return result
 
     def _forget(self, args, result, task_vars):

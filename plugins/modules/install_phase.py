@@ -85,9 +85,16 @@ options:
   hosts:
     description:
       - The hosts the phase is about. Defaults to the hosts still in the play (C(ansible_play_hosts)).
-      - The phase ends in a later play than it started, so its end passes the hosts that ran it.
+      - A phase with a host-by-host step ends in a later play than it started, so its end passes the hosts
+        that ran it.
     type: list
     elements: str
+  started:
+    description:
+      - With I(state=done), when the phase started (the start's C(started), seconds since the epoch); the
+        phase's time in the banner and the journal counts from it. Defaults to the time the journal noted
+        at the start; check mode notes none (nothing is written), so without it a check run tells no time.
+    type: float
 """
 
 EXAMPLES = r"""
@@ -117,9 +124,30 @@ check_pending:
   returned: state=start, in check mode
   type: dict
 banner:
-  description: One line saying the phase's number, name, hosts and (state=done) how long it took.
+  description: >-
+    One line saying the phase's number, name, hosts and (state=done) how long it took. The result is
+    shown without C(-v) (as a debug message is), so the banner is the phase's line of the default
+    output; the progress callback (offline_pot.tke.progress) reads it too.
   returned: always
   type: str
+phase:
+  description: The phase.
+  returned: state=start or state=done
+  type: str
+started:
+  description: When the phase started (seconds since the epoch); pass it to I(state=done).
+  returned: state=start
+  type: float
+estimate:
+  description: >-
+    How many seconds the phase took the last time it ran on these hosts (the journal keeps each
+    host's time), or null when the journal has none. The progress callback's estimate.
+  returned: state=start
+  type: float
+seconds:
+  description: How many seconds the phase took (null when its start time is not known).
+  returned: state=done
+  type: float
 forgotten:
   description: The hosts the journal had and forgot.
   returned: state=forget

@@ -415,10 +415,10 @@ def not_done(record, skip=(), this_run=USER_PHASES):
     return [p for p in USER_PHASES if p not in record and p not in skip and p in this_run]
 
 
-def record(journal, phase, fingerprints, now, machines=None, names=None):
-    """Mark the phase done on these hosts (with their machine ids when known, and the hosts the
-    phase's configuration names, when given); returns the updated journal (the input is not
-    changed)."""
+def record(journal, phase, fingerprints, now, machines=None, names=None, seconds=None):
+    """Mark the phase done on these hosts (with their machine ids when known, the hosts the
+    phase's configuration names, and how many seconds the phase took, when given); returns the
+    updated journal (the input is not changed)."""
     new = json.loads(json.dumps(journal))
     entry = new.setdefault("phases", {}).setdefault(phase, {})
     for host, fp in fingerprints.items():
@@ -427,8 +427,20 @@ def record(journal, phase, fingerprints, now, machines=None, names=None):
             entry[host]["machine"] = machines[host]
         if names is not None:
             entry[host]["names"] = sorted(names)
+        if seconds is not None:
+            entry[host]["seconds"] = seconds
     new["step"] = step(new)
     return new
+
+
+def last_seconds(journal, phase, hosts=None):
+    """How long the phase last took (the longest recorded time among these hosts, or all of its
+    hosts when none of these has one); None when the journal has no time for it. The progress
+    display's estimate."""
+    entry = journal.get("phases", {}).get(phase, {})
+    times = {h: e["seconds"] for h, e in entry.items() if isinstance(e, dict) and isinstance(e.get("seconds"), (int, float))}
+    chosen = [times[h] for h in hosts or () if h in times] or list(times.values())
+    return max(chosen) if chosen else None
 
 
 def forget(journal, hosts):

@@ -71,8 +71,12 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
     argv = [ansible_bin("ansible-playbook"), str(playbook), "-i", str(inventory), *args]
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
+    # the scenarios read Ansible's default output (TASK [...], changed: [...], PLAY RECAP, the phase
+    # banners as YAML results), not the checkout's progress display: forced here, unless env says
     full_env = dict(os.environ, ANSIBLE_CONFIG=str(TOP / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-                    ANSIBLE_NOCOLOR="1", PYTHONUNBUFFERED="1", **(env or {}))
+                    ANSIBLE_NOCOLOR="1", PYTHONUNBUFFERED="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+                    ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
+    full_env.update(env or {})
     res = subprocess.run(argv, cwd=TOP, env=full_env, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=timeout, check=False)
     return PlaybookRun(argv, res.returncode, res.stdout)

@@ -10,6 +10,7 @@ from harness import hooks
 from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
+PROGRESS = {"ANSIBLE_STDOUT_CALLBACK": "offline_pot.tke.progress"}   # the checkout's display, not the harness's
 SKIPPED = ["offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes", "network",
            "components"]
 
@@ -104,3 +105,31 @@ def test_force_changed_inputs_tags_and_bad_phase_names(testhosts, site):
     bad = run_playbook(INSTALL, site, "--tags", "precheck", "-e", "force_phases=precheck,kubelet")
     assert bad.rc != 0
     assert "force_phases: unknown phase(s) kubelet; known: validate, precheck" in bad.output, bad.explain()
+
+    # the progress display (plugins/callback/progress.py) of real runs, in plain lines (the output
+    # is a pipe): a phase that runs, the same with nothing to do, a failure
+    shown = run_playbook(INSTALL, site, "--tags", "precheck", "-e", "force_phases=precheck", env=PROGRESS)
+    assert shown.rc == 0, shown.explain()
+    out = shown.output
+    assert "TASK [" not in out and "\r" not in out and "\x1b" not in out, out
+    # the phase's line with its hosts and the journal's last time; its end with the counters
+    assert re.search(r"^phase 2/\d+ precheck: running on h1, h2, h3\b.* \(last time \d+\.\d s\)$", out, re.M), out
+    assert re.search(r"^phase 2/\d+ precheck: done on h1, h2, h3 in \d+\.\d s \(\d+ tasks, \d+ results\)$", out, re.M), out
+    assert re.search(r"^Phase validate: .*: done in \d+\.\d s", out, re.M), out
+    # the final table: the phase's wall time and each host's
+    table = out.split("\nPhase times\n", 1)[1]
+    assert re.search(r"^\s+phase\s+wall\s+h1\s+h2\s+h3$", table, re.M), out
+    assert re.search(r"^\s+precheck(\s+\d+\.\d s){4}$", table, re.M), out
+    assert re.search(r"^\s+h2 : ok=\d+ changed=\d+ unreachable=0 failed=0", table, re.M), out
+    quiet = run_playbook(INSTALL, site, "--tags", "precheck", env=PROGRESS)
+    assert quiet.rc == 0, quiet.explain()
+    assert re.search(r"^phase 2/\d+ precheck: running on no host; skipping h1, h2, h3 \(done \S+, inputs unchanged\)$",
+                     quiet.output, re.M), quiet.output
+    failed = run_playbook(INSTALL, site, "--tags", "precheck", "-e", "precheck_min_cpu=999", env=PROGRESS)
+    assert failed.rc != 0
+    out = failed.output
+    assert "FAILED: h1 | Fail listing every failing check on every host" in out, out
+    for h in ("h1", "h2", "h3"):
+        assert re.search(rf"^  {h}: cpu: ", out, re.M), out
+    assert "resumes at phase 2/" in out and "precheck (that phase alone: --tags precheck)" in out, out
+    assert re.search(r"^\s+precheck\s+\d+\.\d s \(failed\)", out, re.M), out
