@@ -7,15 +7,25 @@ site pack; kubeadm and kubelet are the test doubles (tests/kubeadm_double), put 
 Not a test: prints numbers for the closing notes.
 
     sudo .cache/venv/bin/python bench/install_bench.py [--th-id 8]
+
+A/B: `--ab REF [--rounds N]` compares this checkout against git commit REF (checked out as a
+detached worktree under .cache/): each round installs the site with one tree, then with the other
+(alternating which goes first), on the same hosts given fresh root file systems between installs,
+then a no-op re-run; it prints, per tree, the medians of the install and no-op times, of each
+phase's time, of the tasks per host and of the plays printed, and the ratio this/REF.
 """
 import argparse
+import os
 import re
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "tests"))
+sys.path.insert(0, str(TOP / "collections"))   # the fixture pack reads the collection's module_utils
 
 from harness import sites  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
@@ -23,10 +33,73 @@ from harness.playbook import run_playbook  # noqa: E402
 PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on .*? in ([\d.]+) s")
 
 
-def timed(inv, *args):
+def timed(inv, *args, tree=TOP):
     t0 = time.monotonic()
-    run = run_playbook(TOP / "install.yml", inv, *args)
+    run = run_playbook(tree / "install.yml", inv, *args, env={"ANSIBLE_CONFIG": str(tree / "ansible.cfg")})
     return run, time.monotonic() - t0
+
+
+def plays(run):
+    return run.output.count("\nPLAY [")
+
+
+def worktree(ref):
+    """A detached worktree of ref under .cache/ (made once, reused)."""
+    sha = subprocess.run(["git", "-C", str(TOP), "rev-parse", ref], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    path = TOP / ".cache" / f"ab-{sha[:12]}"
+    if not path.is_dir():
+        subprocess.run(["git", "-C", str(TOP), "worktree", "add", "--detach", str(path), sha], check=True,
+                       capture_output=True)
+    (path / ".cache").mkdir(exist_ok=True)
+    return path, sha[:12]
+
+
+def one_install(hosts, tmp, pack, tree, label, fresh):
+    """Fresh hosts, then the install and a no-op re-run from tree; the figures."""
+    from harness import kubeadm_double
+    if fresh:
+        hosts.reset(*hosts.names)
+        subprocess.run(["bash", str(TOP / "tests/harness/testhosts.sh"), "ssh-wait",
+                        *[n.lstrip("h") for n in hosts.names]], check=True, capture_output=True,
+                       env=dict(os.environ, TH_ID=str(hosts.th_id)))
+        kubeadm_double.install(hosts)
+    site = tmp / f"{label}-{time.monotonic_ns()}"
+    site.mkdir()
+    inv = sites.ha_keepalived(hosts, site / "hosts.yml", pack)
+    full, t_full = timed(inv, tree=tree)
+    if full.rc != 0:
+        print(full.explain())
+        raise SystemExit(f"{label}: the install failed")
+    noop, t_noop = timed(inv, tree=tree)
+    return {"install": t_full, "no-op": t_noop, "plays": plays(full),
+            **{f"tasks {h}": n for h, n in tasks_per_host(full).items()},
+            **{f"phase {m[1]}": float(m[2]) for m in PHASE_DONE.findall(full.output)}}
+
+
+def ab(ref, rounds, th_id):
+    other, sha = worktree(ref)
+    trees = {"this": TOP, sha: other}
+    figures = {k: [] for k in trees}
+    print(f"A/B: this checkout ({TOP}) against {ref} ({sha}), {rounds} round(s); "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    with sites.started(th_id, 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
+        first = True
+        for r in range(rounds):
+            order = list(trees) if r % 2 == 0 else list(trees)[::-1]
+            for label in order:
+                fig = one_install(hosts, tmp, pack, trees[label], label, fresh=not first)
+                first = False
+                figures[label].append(fig)
+                print(f"round {r + 1} {label}: install {fig['install']:.1f} s, no-op {fig['no-op']:.1f} s, "
+                      f"plays {fig['plays']}; load average {os.getloadavg()[0]:.2f}", flush=True)
+    keys = list(dict.fromkeys(k for figs in figures.values() for f in figs for k in f))
+    print(f"{'median':24} {'this':>10} {sha:>12} {'this/' + sha[:6]:>12}")
+    for k in keys:
+        a = statistics.median([f[k] for f in figures["this"] if k in f] or [0])
+        b = statistics.median([f[k] for f in figures[sha] if k in f] or [0])
+        print(f"{k:24} {a:10.1f} {b:12.1f} {(a / b if b else float('nan')):12.2f}")
+    return 0
 
 
 def tasks_per_host(run):
@@ -36,7 +109,11 @@ def tasks_per_host(run):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--th-id", type=int, default=8)
+    ap.add_argument("--ab", metavar="REF", help="compare with this git commit (A/B, alternating)")
+    ap.add_argument("--rounds", type=int, default=1)
     a = ap.parse_args()
+    if a.ab:
+        return ab(a.ab, a.rounds, a.th_id)
     with sites.started(a.th_id, 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
         inv = sites.ha_keepalived(hosts, tmp / "hosts.yml", pack)
         full, t_full = timed(inv)
@@ -49,6 +126,7 @@ def main():
         print(f"no-op re-run (journal resume): {t_noop:.1f} s = {t_noop / t_full:.2f} of the install; "
               f"changed={noop.total('changed')}")
         print(f"re-converge with tke_resume=false: {t_again:.1f} s; changed={again.total('changed')}")
+        print(f"plays printed (install / no-op re-run): {plays(full)}/{plays(noop)}")
         print("tasks executed per host (install / no-op re-run): " + ", ".join(
             f"{h} {n}/{tasks_per_host(noop).get(h, 0)}" for h, n in sorted(tasks_per_host(full).items())))
         print("per-phase time (install): " + ", ".join(
