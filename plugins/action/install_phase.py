@@ -87,7 +87,7 @@ class ActionModule(ActionModuleBase):
                 for reason in reasons:
                     names = [h for h, r in decision["skip"].items() if r == reason]
                     parts.append(f"skipping {', '.join(names)} ({reason})")
-            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], banner="; ".join(parts),
+            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], msg="; ".join(parts),
                           started=now, estimate=ij.last_seconds(journal, phase, decision["run"]))
             if self._task.check_mode:
                 this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
@@ -109,7 +109,7 @@ class ActionModule(ActionModuleBase):
             host_records = {si.HOST_FILE: si.host_text(identity)}
             if phase == "offline":
                 host_records[si.VERSION_FILE] = str(var("tke_k8s_version", "")).lstrip("v")
-            result.update(banner=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
+            result.update(msg=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
                           host_records=host_records, seconds=seconds)
         if not self._task.check_mode:
             if self._identity_new:  # made at the site's first install, completed when its CA exists
@@ -117,8 +117,8 @@ class ActionModule(ActionModuleBase):
             write_private(path, ij.dump(journal))
             if state == "done":
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
-        # the banner is the phase's line of output: shown by the default callback without -v (as
-        # debug's msg is), read by the progress callback (plugins/callback/progress.py)
+        # msg, the banner, is the phase's line of output: shown by the default callback without -v
+        # (as debug's msg is, folded alike), read by the progress callback (plugins/callback/progress.py)
         result.update(changed=False, step=journal.get("step", 0), journal=path, phase=phase,
                       _ansible_verbose_always=True)
         return result

@@ -93,7 +93,7 @@ class Progress:
         name = result.get("phase") or "?"
         run, skip = list(result.get("run_hosts") or []), dict(result.get("skip_hosts") or {})
         self._see(run + list(skip))
-        entry = self._entry(kind="phase", name=name, run=run, skip=skip, banner=result.get("banner", name),
+        entry = self._entry(kind="phase", name=name, run=run, skip=skip, banner=result.get("msg", name),
                             estimate=result.get("estimate"))
         if self.current and self.current["kind"] == "play":   # the phase's play: it is the phase
             entry["tasks"], entry["started"] = self.current["tasks"], self.current["started"]
@@ -110,7 +110,7 @@ class Progress:
         if entry is None:
             return None
         entry["end"] = self.clock()
-        entry["banner_done"] = result.get("banner")
+        entry["banner_done"] = result.get("msg")
         entry["status"] = "done"
         return entry
 
@@ -365,7 +365,7 @@ class CallbackModule(DefaultCallback):
         self._handle_warnings_and_exception(result)
         action = {result.task.action, getattr(result.task, "resolved_action", None)}
         if action & PHASE_ACTIONS and not res.get("censored"):
-            if res.get("run_hosts") is not None and res.get("banner"):
+            if res.get("run_hosts") is not None and res.get("msg"):
                 entry = self._progress.phase_start(res)
                 self._progress.result(host, "ok", counts_for_host=False)
                 self._print(self._progress.start_line(entry) if entry["run"] else self._progress.end_line(entry))

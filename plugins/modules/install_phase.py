@@ -123,12 +123,17 @@ check_pending:
     the host's C(tke_check_pending) (docs/install.md, "Preview with --check").
   returned: state=start, in check mode
   type: dict
-banner:
+msg:
   description: >-
-    One line saying the phase's number, name, hosts and (state=done) how long it took. The result is
-    shown without C(-v) (as a debug message is), so the banner is the phase's line of the default
-    output; the progress callback (offline_pot.tke.progress) reads it too.
-  returned: always
+    The banner - one line saying the phase's number, name, hosts (with why they run or skip) and
+    (state=done) how long it took. The result is shown without C(-v) (as a debug message is), so
+    it is the phase's line of the default output; the progress callback (offline_pot.tke.progress)
+    reads it too.
+  returned: state=start or state=done
+  type: str
+banner:
+  description: One line saying which hosts the journal forgot, and its step.
+  returned: state=forget
   type: str
 phase:
   description: The phase.

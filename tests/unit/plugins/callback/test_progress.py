@@ -19,7 +19,7 @@ class Clock:
 
 
 START = {"phase": "host_init", "run_hosts": ["h1", "h2"], "skip_hosts": {"h3": "done 2026-01-01T00:00:00Z, inputs unchanged"},
-         "banner": "phase 5/16 host_init: running on h1, h2; skipping h3 (done 2026-01-01T00:00:00Z, inputs unchanged)",
+         "msg": "phase 5/16 host_init: running on h1, h2; skipping h3 (done 2026-01-01T00:00:00Z, inputs unchanged)",
          "estimate": 11.6, "started": 1.0}
 
 
@@ -35,7 +35,7 @@ def run_phase(prog, clock, start=START, done_banner="phase 5/16 host_init: done 
     prog.result("h2", "ok")
     prog.task("Journal - phase done")
     clock.now += 2.5
-    prog.phase_done({"banner": done_banner, "fingerprints": {}})
+    prog.phase_done({"msg": done_banner, "fingerprints": {}})
     return entry
 
 
@@ -51,17 +51,17 @@ def test_a_phase_start_line_its_live_line_and_its_end_line():
     entry = prog.phase_start(START)
     # the phase's play is the phase: one step, not two
     assert [e["name"] for e in prog.phases] == ["host_init"]
-    assert prog.start_line(entry) == START["banner"] + " (last time 11.6 s)"
+    assert prog.start_line(entry) == START["msg"] + " (last time 11.6 s)"
     prog.task("Configure chrony")
     clock.now += 4
     prog.result("h2", "changed")
     live = prog.live_line()
-    assert live == START["banner"] + " | 2 tasks | Configure chrony (1/2 hosts) | 4.0 s of ~11.6 s"
+    assert live == START["msg"] + " | 2 tasks | Configure chrony (1/2 hosts) | 4.0 s of ~11.6 s"
     assert "\r" not in live and "\x1b" not in live
     assert prog.live_line(width=40) == live[:39] + "~" and len(prog.live_line(width=40)) == 40
     clock.now += 3.5
     prog.task("Journal - phase done")
-    done = prog.phase_done({"banner": "phase 5/16 host_init: done on h1, h2 in 7.5 s", "fingerprints": {}})
+    done = prog.phase_done({"msg": "phase 5/16 host_init: done on h1, h2 in 7.5 s", "fingerprints": {}})
     assert prog.end_line(done) == "phase 5/16 host_init: done on h1, h2 in 7.5 s (3 tasks, 1 results)"
     assert prog.live_line() == ""   # done: no live line left
 
@@ -70,10 +70,10 @@ def test_a_phase_with_no_host_to_run_is_one_line_at_once():
     prog = p.Progress(Clock())
     prog.play("Phase precheck: every host", ["all"])
     start = dict(START, phase="precheck", run_hosts=[], skip_hosts={h: "done x, inputs unchanged" for h in ("h1", "h2")},
-                 banner="phase 2/16 precheck: running on no host; skipping h1, h2 (done x, inputs unchanged)")
+                 msg="phase 2/16 precheck: running on no host; skipping h1, h2 (done x, inputs unchanged)")
     entry = prog.phase_start(start)
-    assert entry["status"] == "skipped" and prog.end_line(entry) == start["banner"]
-    assert prog.start_line(entry) == start["banner"]   # no estimate when nothing runs
+    assert entry["status"] == "skipped" and prog.end_line(entry) == start["msg"]
+    assert prog.start_line(entry) == start["msg"]   # no estimate when nothing runs
 
 
 def test_the_phase_table_has_wall_time_and_each_hosts_time_or_skip():
@@ -86,7 +86,7 @@ def test_the_phase_table_has_wall_time_and_each_hosts_time_or_skip():
     prog.result("h1", "ok", counts_for_host=False)
     hook = prog.play("Phase pki: one CA", ["all"])
     assert prog.end_line(hook) == "Hook pre-install: your playbook: done in 1.0 s (1 tasks, 1 results)"
-    prog.phase_start(dict(START, phase="pki", banner="phase 6/16 pki: running on h1, h2, h3", skip_hosts={},
+    prog.phase_start(dict(START, phase="pki", msg="phase 6/16 pki: running on h1, h2, h3", skip_hosts={},
                           run_hosts=["h1", "h2", "h3"], estimate=None))
     clock.now += 1
     prog.result("h3", "failed")
@@ -102,7 +102,7 @@ def test_a_phase_the_run_never_ended_is_stopped_in_the_table():
     clock = Clock()
     prog = p.Progress(clock)
     prog.play("Phase pki", ["all"])
-    prog.phase_start(dict(START, phase="pki", banner="phase 6/16 pki: running on h1", run_hosts=["h1"], skip_hosts={}))
+    prog.phase_start(dict(START, phase="pki", msg="phase 6/16 pki: running on h1", run_hosts=["h1"], skip_hosts={}))
     clock.now += 2
     prog.close()
     assert "(stopped)" in prog.table()[1]
@@ -184,7 +184,7 @@ def test_the_callback_prints_plain_phase_lines_no_task_headers_and_no_secret(cal
     secret = fake_task("Secret", "ansible.builtin.debug")
     cb.v2_runner_on_ok(fake_result("h1", secret, {"censored": "hidden", "msg": "s3cret"}))
     done = fake_task("Journal - phase done", "offline_pot.tke.install_phase", True, "localhost")
-    cb.v2_runner_on_ok(fake_result("h1", done, {"banner": "phase 5/16 host_init: done on h1, h2 in 1.0 s",
+    cb.v2_runner_on_ok(fake_result("h1", done, {"msg": "phase 5/16 host_init: done on h1, h2 in 1.0 s",
                                                  "fingerprints": {"h1": "x"}}))
     cb.v2_runner_on_failed(fake_result("h2", work, {"msg": "boom"}))
     stats = SimpleNamespace(processed={"h1": 1}, custom={},
@@ -192,7 +192,7 @@ def test_the_callback_prints_plain_phase_lines_no_task_headers_and_no_secret(cal
     cb.v2_playbook_on_stats(stats)
     text = out.getvalue()
     lines = text.splitlines()
-    assert lines[0] == START["banner"] + " (last time 11.6 s)"
+    assert lines[0] == START["msg"] + " (last time 11.6 s)"
     assert lines[1].startswith("phase 5/16 host_init: done on h1, h2 in 1.0 s (")
     assert "FAILED: h2 | Configure chrony" in lines and "  boom" in lines
     assert "Phase times" in lines and any(line.split()[:1] == ["host_init"] for line in lines)
