@@ -18,7 +18,8 @@ description:
     number and name, the hosts it runs on and the hosts it skips with the reason, a counter of the
     phase's tasks and of the hosts done with the current task, the time elapsed and an estimate
     (how long the phase took the last time, from the journal).
-  - A play that is no phase (the inventory's validation, a hook, a day-2 playbook) is one line too.
+  - A play that is no phase (the inventory's validation, a hook, a day-2 playbook) is one line too,
+    unless it ran no task (left out by C(--tags)).
   - On a terminal the line of the running phase is rewritten in place; when standard output is not
     a terminal (AWX, CI logs, a pipe) every line is printed once, plain (no carriage returns, no
     ANSI sequences), at the phase's start and at its end.
@@ -315,7 +316,8 @@ class CallbackModule(DefaultCallback):
             self._drawn = True
 
     def _closed(self, entry):
-        if entry is not None:
+        # a play that ran no task (left out by --tags, no host) is not printed
+        if entry is not None and entry["tasks"]:
             self._print(self._progress.end_line(entry))
 
     # --- events -------------------------------------------------------------------------------

@@ -174,6 +174,7 @@ def callback(monkeypatch):
 def test_the_callback_prints_plain_phase_lines_no_task_headers_and_no_secret(callback, monkeypatch):
     cb, out = callback
     monkeypatch.setattr(p.context, "CLIARGS", {"check": False})
+    cb.v2_playbook_on_play_start(SimpleNamespace(get_name=lambda: "Phase offline: left out by --tags", hosts=["all"]))
     cb.v2_playbook_on_play_start(SimpleNamespace(get_name=lambda: "Phase host_init: x", hosts=["all"]))
     phase = fake_task("Journal - which hosts still need this phase", "offline_pot.tke.install_phase", True, "localhost")
     cb.v2_playbook_on_task_start(phase, False)
@@ -197,6 +198,7 @@ def test_the_callback_prints_plain_phase_lines_no_task_headers_and_no_secret(cal
     assert "FAILED: h2 | Configure chrony" in lines and "  boom" in lines
     assert "Phase times" in lines and any(line.split()[:1] == ["host_init"] for line in lines)
     assert "  h1 : ok=3 changed=1 unreachable=0 failed=0 skipped=0 rescued=0 ignored=0" in lines
+    assert "Phase offline" not in text   # a play that ran no task is not printed
     assert "TASK [" not in text and "\r" not in text and "\x1b" not in text and "s3cret" not in text
 
 
