@@ -186,7 +186,7 @@ def test_the_callback_prints_plain_phase_lines_no_task_headers_and_no_secret(cal
     cb.v2_runner_on_ok(fake_result("h1", secret, {"censored": "hidden", "msg": "s3cret"}))
     done = fake_task("Journal - phase done", "offline_pot.tke.install_phase", True, "localhost")
     cb.v2_runner_on_ok(fake_result("h1", done, {"msg": "phase 5/16 host_init: done on h1, h2 in 1.0 s",
-                                              "fingerprints": {"h1": "x"}}))
+                                                "fingerprints": {"h1": "x"}}))
     cb.v2_runner_on_failed(fake_result("h2", work, {"msg": "boom"}))
     stats = SimpleNamespace(processed={"h1": 1}, custom={},
                             summarize=lambda h: dict(ok=3, changed=1, unreachable=0, failures=0, skipped=0, rescued=0, ignored=0))
