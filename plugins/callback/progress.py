@@ -256,7 +256,7 @@ class Progress:
                 for key in ("stderr_lines", "stdout_lines"):
                     tail = res.get(key) or []
                     if tail and isinstance(tail, list):
-                        lines.append(f"  {key.split('_')[0]} (last {min(len(tail), TAIL)} lines):")
+                        lines.append(f"  {key[:-len('_lines')]} (last {min(len(tail), TAIL)} lines):")
                         lines += ["    " + str(line) for line in tail[-TAIL:]]
                 if res.get("rc") not in (None, 0):
                     lines.append(f"  rc: {res['rc']}")

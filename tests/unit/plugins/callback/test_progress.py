@@ -23,10 +23,10 @@ START = {"phase": "host_init", "run_hosts": ["h1", "h2"], "skip_hosts": {"h3": "
          "estimate": 11.6, "started": 1.0}
 
 
-def run_phase(prog, clock, start=START, done_banner="phase 5/16 host_init: done on h1, h2 in 7.5 s"):
+def run_phase(prog, clock, done_banner="phase 5/16 host_init: done on h1, h2 in 7.5 s"):
     prog.play("Phase host_init: kernel, swap", ["all"])
     prog.task("Journal - which hosts still need this phase")
-    entry = prog.phase_start(start)
+    entry = prog.phase_start(START)
     prog.result("h1", "ok", counts_for_host=False)
     prog.task("Configure chrony")
     clock.now += 3
