@@ -14,9 +14,10 @@ description:
     and returns C(apply), the enabled components each after those it depends on, and C(remove),
     the components to uninstall in reverse dependency order. Each component has every field
     with its default, the pack's C(files) and C(images), and C(label), the prune label it owns.
-  - Fails naming every problem (a duplicate name, an unknown or disabled dependency, a cycle, a
-    source the pack does not have, a removal of a component another one still needs, removing all
-    without confirmation).
+  - Every problem (a duplicate name, an unknown or disabled dependency, a cycle, a source the pack
+    does not have, a removal of a component another one still needs, removing all without
+    confirmation) is returned in C(problems), one line each in the words of install's validate phase,
+    with nothing to apply or remove; the caller fails with them (roles/components).
 positional: pack_components, state, only, confirm
 options:
   _input:
@@ -52,20 +53,18 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(apply) and C(remove), lists of components.
+  description: C(apply) and C(remove), lists of components; C(problems), lines (empty when none).
   type: dict
 """
-
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import components
 
 
 def components_plan(declared, pack_components, state="present", only=None, confirm=False):
     try:
-        return components.plan(declared, pack_components or [], state, only, confirm)
+        return dict(components.plan(declared, pack_components or [], state, only, confirm), problems=[])
     except components.PlanError as e:
-        raise AnsibleFilterError("components: " + "; ".join(e.lines)) from None
+        return {"apply": [], "remove": [], "problems": e.lines}
 
 
 class FilterModule:

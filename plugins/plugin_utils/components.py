@@ -196,6 +196,47 @@ def plan(components, pack_components, state="present", only=None, confirm=False)
     return {"apply": [], "remove": list(reversed(chosen))}
 
 
+# Where a pod template is in each workload kind (and a bare Pod's own spec).
+POD_SPEC_PATHS = {"Pod": ("spec",), "Deployment": ("spec", "template", "spec"),
+                  "StatefulSet": ("spec", "template", "spec"), "DaemonSet": ("spec", "template", "spec"),
+                  "ReplicaSet": ("spec", "template", "spec"), "Job": ("spec", "template", "spec"),
+                  "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
+
+
+def object_images(obj) -> list[str]:
+    """The images a rendered object runs: every container, init and ephemeral container of its pod
+    template (core/v1 PodSpec), in order."""
+    spec = obj if isinstance(obj, dict) else {}
+    for key in POD_SPEC_PATHS.get(spec.get("kind"), ("-",)):
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    return [c["image"] for field in ("initContainers", "containers", "ephemeralContainers")
+            for c in spec.get(field) or [] if isinstance(c, dict) and c.get("image")]
+
+
+def pack_image_refs(component: dict, prefix: str, site_images=(), registry_domain: str = "") -> set[str]:
+    """The image references a component may run: its own pack images under the prefix it is pushed
+    or pre-seeded with (a pack image is `<namespace>/<name>:<tag>`; the prefix replaces its
+    namespace), and the site's images (`<namespace>/<name>:<tag>`) in the site's registry."""
+    own = {f"{prefix}/{i.split('/', 1)[-1]}" for i in component.get("images") or []}
+    return own | {f"{registry_domain}/{i}" for i in site_images if registry_domain}
+
+
+def image_problems(component: dict, objects, allowed) -> list[str]:
+    """One line per image a component's objects run that the site pack does not carry for it."""
+    out = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        where = f"{obj.get('kind')} {meta.get('namespace') or component.get('namespace', 'default')}/{meta.get('name')}"
+        for image in object_images(obj):
+            if image not in allowed:
+                have = ", ".join(sorted(allowed)) or "none"
+                out.append(f"component {component['name']}: {where} runs image {image}, which the site pack "
+                           f"does not carry for it (it may run: {have})")
+    return out
+
+
 def pack_components(pack: str) -> list[dict] | None:
     """The components the site pack's manifest lists (contents.components), read on the
     controller without unpacking: a pack directory, or a tar/tar.gz archive. None when it cannot

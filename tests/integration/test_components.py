@@ -37,6 +37,8 @@ SAMPLE = [
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
 APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
 KINDS = "configmaps,services,statefulsets,deployments"
+# never ready: its image is the pack's (sample-app's, in the site registry) but no node has the
+# label its nodeSelector asks for
 STUCK = """apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -49,8 +51,26 @@ spec:
     metadata:
       labels: {app: sample-stuck}
     spec:
+      nodeSelector: {tke.offline-pot.io/nowhere: "true"}
       containers:
         - name: stuck
+          image: {{ components_image_prefix }}/sample-app:1.0
+"""
+# its image is in no pack and no registry
+MISSING = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sample-missing
+  namespace: {{ component.namespace }}
+spec:
+  selector:
+    matchLabels: {app: sample-missing}
+  template:
+    metadata:
+      labels: {app: sample-missing}
+    spec:
+      containers:
+        - name: missing
           image: {{ components_image_prefix }}/never-pushed:0
 """
 
@@ -127,6 +147,12 @@ def test_validation_names_a_cycle_and_a_source_missing_from_the_pack(site):
         run.explain()
     assert ("hosts h1, h2: components_list[2] (mysql): source 'mysql' is not a component of the site pack "
             "(the pack has: sample-app, sample-redis)") in flat(run.output), run.explain()
+    # components.yml names the same problems, in the same words (not a templating error)
+    alone = run_playbook(COMPONENTS, site["inv"], *with_list(cyclic))
+    assert alone.rc != 0 and "Finalization" not in alone.output, alone.explain()
+    assert "components_list: depends_on makes a cycle: sample-" in flat(alone.output), alone.explain()
+    assert ("components_list[2] (mysql): source 'mysql' is not a component of the site pack "
+            "(the pack has: sample-app, sample-redis)") in flat(alone.output), alone.explain()
 
 
 def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, installed):
@@ -162,8 +188,8 @@ def test_a_changed_value_reapplies_only_that_component(testhosts, site, installe
 
 @pytest.fixture(scope="module")
 def pack_v2(site):
-    """A new version of the components' pack: sample-app without its Service, and sample-stuck, a
-    Deployment whose image no registry has. Built by site_pack.yml from the fixture's inputs and
+    """A new version of the components' pack: sample-app without its Service; sample-stuck, a
+    Deployment no node can take; sample-missing, a Deployment whose image the pack lacks. Built by site_pack.yml from the fixture's inputs and
     signed with the test site owner's key."""
     inputs = TOP / ".cache" / "fixture-pack" / "e2e" / "pack-inputs"
     spec = yaml.safe_load((inputs / "spec.yml").read_text())
@@ -172,11 +198,13 @@ def pack_v2(site):
     comps = {c["name"]: c for c in spec["components"]}
     shutil.copytree(comps["sample-app"]["dir"], src / "sample-app")
     (src / "sample-app" / "service.yml.j2").unlink()
-    (src / "sample-stuck").mkdir(parents=True)
-    (src / "sample-stuck" / "deployment.yml.j2").write_text(STUCK)
+    for name, template in (("sample-stuck", STUCK), ("sample-missing", MISSING)):
+        (src / name).mkdir(parents=True)
+        (src / name / "deployment.yml.j2").write_text(template)
     v2 = {"name": "components", "version": "2",
           "components": [comps["sample-redis"], dict(comps["sample-app"], dir=str(src / "sample-app")),
-                         {"name": "sample-stuck", "dir": str(src / "sample-stuck")}]}
+                         {"name": "sample-stuck", "dir": str(src / "sample-stuck")},
+                         {"name": "sample-missing", "dir": str(src / "sample-missing")}]}
     (src / "spec.yml").write_text(yaml.safe_dump(v2))
     local = src / "local.yml"
     local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
@@ -275,3 +303,17 @@ def test_a_component_never_ready_fails_within_its_timeout_naming_it(testhosts, s
     assert "timed out after 15 s waiting for Deployment shop/sample-stuck to be available (0/1 replicas" in out, \
         run.explain()
     assert run.seconds < 15 + 120, run.seconds
+
+
+def test_a_component_whose_image_the_pack_lacks_is_refused_before_the_api_is_touched(testhosts, site, installed,
+                                                                                      pack_v2):
+    missing = SAMPLE + [{"name": "sample-missing", "namespace": "shop"}]
+    run = timed("components.yml, an image the pack lacks", COMPONENTS, site["inv"],
+                "-e", f"tke_site_pack={pack_v2}", "-e", "components_only=sample-missing", *with_list(missing))
+    assert run.rc != 0
+    out = flat(run.output)
+    assert ("component sample-missing: Deployment shop/sample-missing runs image "
+            "registry.tke.com/library/never-pushed:0, which the site pack does not carry for it") in out, run.explain()
+    # refused before any API call: no namespace, no object, nothing waited for
+    assert "Namespace of component" not in out and "Workloads ready" not in out, run.explain()
+    assert objects_of(testhosts, "sample-missing") == []

@@ -121,3 +121,41 @@ def test_pack_components_from_a_directory_and_a_tar(tmp_path):
     assert c.pack_components(str(archive)) == PACK
     assert c.pack_components(str(tmp_path / "x.tar.zst")) is None
     assert c.pack_components("") is None
+
+
+def test_the_filter_returns_the_problems_in_validates_words_instead_of_raising():
+    from ansible_collections.offline_pot.tke.plugins.filter.components_plan import components_plan
+    cyclic = [comp("a", depends_on=["b"]), comp("b", depends_on=["a"])]
+    out = components_plan(cyclic, [{"name": "a"}, {"name": "b"}])
+    assert out["apply"] == [] and out["remove"] == []
+    assert out["problems"] == ["components_list: depends_on makes a cycle: a -> b -> a"]
+    assert components_plan(SAMPLE, PACK)["problems"] == []
+
+
+STS = {"kind": "StatefulSet", "metadata": {"name": "sample-redis", "namespace": "shop"},
+       "spec": {"template": {"spec": {"initContainers": [{"name": "init", "image": "registry.tke.com/library/busybox:1.35"}],
+                                      "containers": [{"name": "redis", "image": "registry.tke.com/library/sample-redis:7.2"}]}}}}
+CRON = {"kind": "CronJob", "metadata": {"name": "tidy"},
+        "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "t", "image": "docker.io/x:1"}]}}}}}}
+
+
+def test_the_images_an_object_runs_are_its_pod_templates_containers():
+    assert c.object_images(STS) == ["registry.tke.com/library/busybox:1.35", "registry.tke.com/library/sample-redis:7.2"]
+    assert c.object_images(CRON) == ["docker.io/x:1"]
+    assert c.object_images({"kind": "ConfigMap", "data": {"image": "x"}}) == []
+    assert c.object_images({"kind": "Pod", "spec": {"containers": [{"name": "p", "image": "a:1"}]}}) == ["a:1"]
+
+
+def test_an_image_the_pack_does_not_carry_for_the_component_is_named():
+    redis = {"name": "sample-redis", "namespace": "shop", "images": ["library/sample-redis:7.2"]}
+    # the site registry: its own images and the site's
+    site = c.pack_image_refs(redis, "registry.tke.com/library", ["library/busybox:1.35"], "registry.tke.com")
+    assert c.image_problems(redis, [STS], site) == []
+    # pushed into another registry (decoupled): only its own, under that prefix
+    pushed = c.pack_image_refs(redis, "harbor.example.com/shop")
+    assert pushed == {"harbor.example.com/shop/sample-redis:7.2"}
+    lines = c.image_problems(redis, [STS], pushed)
+    assert len(lines) == 2 and lines[0].startswith(
+        "component sample-redis: StatefulSet shop/sample-redis runs image registry.tke.com/library/busybox:1.35, "
+        "which the site pack does not carry for it (it may run: harbor.example.com/shop/sample-redis:7.2)")
+    assert c.image_problems(redis, [CRON], site)[0].startswith("component sample-redis: CronJob shop/tidy runs image docker.io/x:1")

@@ -1,0 +1,78 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""Documentation of the components_render action plugin (plugins/action/components_render.py);
+it runs on the controller only, so there is no module code."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: components_render
+short_description: Render the components' templates from the site pack and check the images they run
+version_added: 0.2.0
+description:
+  - Runs on the controller only (no connection to any host is made).
+  - Renders every template file of each component of O(components) from the verified pack in
+    O(pack_dir) with the run's variables, plus C(component) (the entry) and C(values), as
+    C(ansible.builtin.template) does; returns the objects per component.
+  - Checks every image the objects run (containers, init and ephemeral containers of a pod
+    template) against what the site pack carries for the component - its own images under
+    O(prefix), and, with O(registry_domain), the site's images in that registry - and fails naming the component, the object and the image otherwise,
+    before any component is applied.
+requirements:
+  - Runs on the controller (an action plugin); touches no host
+author:
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.INFO_MODULE
+  - offline_pot.tke.attributes.ACTION
+options:
+  components:
+    description: The components to render (the plan's, C(components_plan)), each with C(name),
+      C(files) (paths in the pack), C(images) (the pack's, C(<namespace>/<name>:<tag>)) and C(values).
+    type: list
+    elements: dict
+    required: true
+  pack_dir:
+    description: The verified site pack's directory on the controller.
+    type: path
+    required: true
+  prefix:
+    description: What an image of the pack is referenced with in the cluster, C(<registry>/<namespace>).
+    type: str
+    required: true
+  removed:
+    description: Components removed by the run, rendered only (their kinds are what the removal
+      searches); their images are not checked.
+    type: list
+    elements: dict
+    default: []
+  registry_domain:
+    description: The site registry's name when the components' images are the site registry's
+      (empty when they are pushed into another registry); the site's own images (the manifest's
+      C(contents.images)) in it may be run too.
+    type: str
+    default: ""
+"""
+
+EXAMPLES = r"""
+- name: Objects of every component rendered, their images checked
+  offline_pot.tke.components_render:
+    components: "{{ components_run.apply }}"
+    pack_dir: "{{ components_pack_dir }}"
+    prefix: "{{ components_image_prefix }}"
+  register: components_rendered
+"""
+
+RETURN = r"""
+objects:
+  description: The rendered objects, per component name.
+  returned: always
+  type: dict
+problems:
+  description: One line per image a component of O(components) runs that the pack does not carry for it.
+  returned: always
+  type: list
+  elements: str
+"""
