@@ -37,42 +37,31 @@ SAMPLE = [
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
 APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
 KINDS = "configmaps,services,statefulsets,deployments"
+def deployment(name, image, pod_extra=""):
+    """A component template of one Deployment in the component's namespace."""
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {{{{ component.namespace }}}}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:{pod_extra}
+      containers:
+        - name: main
+          image: {{{{ components_image_prefix }}}}/{image}
+"""
+
+
 # never ready: its image is the pack's (sample-app's, in the site registry) but no node has the
 # label its nodeSelector asks for
-STUCK = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: sample-stuck
-  namespace: {{ component.namespace }}
-spec:
-  selector:
-    matchLabels: {app: sample-stuck}
-  template:
-    metadata:
-      labels: {app: sample-stuck}
-    spec:
-      nodeSelector: {tke.offline-pot.io/nowhere: "true"}
-      containers:
-        - name: stuck
-          image: {{ components_image_prefix }}/sample-app:1.0
-"""
+STUCK = deployment("sample-stuck", "sample-app:1.0", '\n      nodeSelector: {tke.offline-pot.io/nowhere: "true"}')
 # its image is in no pack and no registry
-MISSING = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: sample-missing
-  namespace: {{ component.namespace }}
-spec:
-  selector:
-    matchLabels: {app: sample-missing}
-  template:
-    metadata:
-      labels: {app: sample-missing}
-    spec:
-      containers:
-        - name: missing
-          image: {{ components_image_prefix }}/never-pushed:0
-"""
+MISSING = deployment("sample-missing", "never-pushed:0")
 
 
 def flat(text):
