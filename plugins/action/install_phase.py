@@ -60,7 +60,10 @@ class ActionModule(ActionModuleBase):
         # -e tke_resume=false is a string: typed by the tke role's spec, as install_hook does
         resume = args.get("resume", inventory_model.tke_setting("tke_resume", var("tke_resume", True)))
 
-        hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
+        # in the inventory's order (the hosts that end a phase come in the order they finished)
+        order = list(task_vars.get("ansible_play_hosts_all") or [])
+        hosts = sorted(args.get("hosts") or task_vars.get("ansible_play_hosts") or [],
+                       key=lambda h: order.index(h) if h in order else len(order))
         number, total = ij.phase_number(phase)
         title = f"phase {number}/{total} {phase}"
 

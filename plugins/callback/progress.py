@@ -28,8 +28,8 @@ description:
   - At the end, a table of phase times (wall time, and per host the time until its last task of
     the phase), the count of results per host (as C(PLAY RECAP) has them) and, in check mode,
     C(DRY RUN).
-  - Messages of C(debug) tasks outside the phases (the install's summary of what is where) are
-    printed; those inside a phase are not (C(-v) shows them).
+  - Messages of C(debug) and C(assert) tasks outside the phases (the install's summary of what is
+    where, the cluster health's verdict) are printed; those inside a phase are not (C(-v) shows them).
   - With C(-v) or more, the output is the default callback's, unchanged.
   - A result hidden by C(no_log) is never printed, only that it is hidden.
   - "Enable it: C(stdout_callback = offline_pot.tke.progress) in the C([defaults]) section of
@@ -53,9 +53,12 @@ import time
 
 from ansible import context
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
+from ansible.utils.color import colorize, hostcolor
 
 PHASE_ACTIONS = frozenset({"offline_pot.tke.install_phase", "install_phase"})
-DEBUG_ACTIONS = frozenset({"ansible.builtin.debug", "debug", "ansible.legacy.debug"})
+# tasks whose message is the result: the summary's debug lines, a verdict's assert (every node Ready)
+MESSAGE_ACTIONS = frozenset({"ansible.builtin.debug", "debug", "ansible.legacy.debug",
+                             "ansible.builtin.assert", "assert", "ansible.legacy.assert"})
 TAIL = 20
 
 
@@ -380,7 +383,7 @@ class CallbackModule(DefaultCallback):
                 return None
         self._progress.result(host, "changed" if res.get("changed") else "ok", self._own(result))
         current = self._progress.current
-        if (action & DEBUG_ACTIONS and "msg" in res and not res.get("censored")
+        if (action & MESSAGE_ACTIONS and "msg" in res and not res.get("censored")
                 and not (current and current["kind"] == "phase")):
             self._print(f"{host} | {result.task.get_name().strip()}:")
             msg = res["msg"]
@@ -496,10 +499,13 @@ class CallbackModule(DefaultCallback):
                 self._print("  " + line)
         self._print("")
         self._print("PLAY RECAP")
+        # the default callback's lines, uncoloured: what tools that read a PLAY RECAP expect
         for h in sorted(stats.processed.keys()):
             t = stats.summarize(h)
-            self._print(f"  {h} : ok={t['ok']} changed={t['changed']} unreachable={t['unreachable']} "
-                        f"failed={t['failures']} skipped={t['skipped']} rescued={t['rescued']} ignored={t['ignored']}")
+            self._print(" ".join([hostcolor(h, t, False), ":"] + [
+                colorize(lead, t[key], None) for lead, key in (
+                    ("ok", "ok"), ("changed", "changed"), ("unreachable", "unreachable"), ("failed", "failures"),
+                    ("skipped", "skipped"), ("rescued", "rescued"), ("ignored", "ignored"))]).rstrip())
         if context.CLIARGS.get("check"):
             self._print("DRY RUN (check mode): nothing was changed")
         return None

@@ -197,7 +197,9 @@ def test_the_callback_prints_plain_phase_lines_no_task_headers_and_no_secret(cal
     assert lines[1].startswith("phase 5/16 host_init: done on h1, h2 in 1.0 s (")
     assert "FAILED: h2 | Configure chrony" in lines and "  boom" in lines
     assert "Phase times" in lines and any(line.split()[:1] == ["host_init"] for line in lines)
-    assert "  h1 : ok=3 changed=1 unreachable=0 failed=0 skipped=0 rescued=0 ignored=0" in lines
+    # the default callback's PLAY RECAP line, uncoloured (what tools and the harness read)
+    assert "h1                         : ok=3    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0" \
+        in lines
     assert "Phase offline" not in text   # a play that ran no task is not printed
     assert "TASK [" not in text and "\r" not in text and "\x1b" not in text and "s3cret" not in text
 
@@ -211,3 +213,14 @@ def test_from_v_on_the_default_output(callback, monkeypatch):
     cb._play = SimpleNamespace(strategy="linear")
     cb.v2_playbook_on_task_start(fake_task("Configure chrony", "ansible.builtin.template"), False)
     assert shown and shown[0].startswith("TASK [Configure chrony]") and out.getvalue() == ""
+
+
+def test_outside_a_phase_a_verdicts_message_is_printed(callback, monkeypatch):
+    cb, out = callback
+    monkeypatch.setattr(p.context, "CLIARGS", {"check": False})
+    cb.v2_playbook_on_play_start(SimpleNamespace(get_name=lambda: "Cluster health: nodes and the pod network",
+                                                 hosts=["all"]))
+    verdict = fake_task("Every node Ready", "ansible.builtin.assert", True)
+    cb.v2_playbook_on_task_start(verdict, False)
+    cb.v2_runner_on_ok(fake_result("h1", verdict, {"msg": "every node Ready: h1, h2, h3", "changed": False}))
+    assert "  every node Ready: h1, h2, h3" in out.getvalue().splitlines()
