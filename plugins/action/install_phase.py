@@ -26,7 +26,7 @@ class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
     ARGUMENT_SPEC = dict(
         phase=dict(type="str"),
-        state=dict(type="str", choices=["start", "done", "forget", "lock"], required=True),
+        state=dict(type="str", choices=["start", "done", "forget", "lock", "versions"], required=True),
         journal=dict(type="path"),
         force=dict(type="raw"),
         skip=dict(type="raw"),
@@ -43,6 +43,8 @@ class ActionModule(ActionModuleBase):
             return self._forget(args, result, task_vars)
         if state == "lock":
             return self._lock(args, result, task_vars)
+        if state == "versions":
+            return self._versions(args, result, task_vars)
         if phase not in ij.PHASE_NAMES:
             raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
 
@@ -72,7 +74,7 @@ class ActionModule(ActionModuleBase):
         if state == "start":
             fingerprints, names = self._fingerprints(phase, hosts, task_vars)
             machines, records = self._host_reads(hosts, task_vars)
-            self._refuse_foreign(identity, state_dir, hosts, records, task_vars, var)
+            self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
             now = time.time()
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names)
@@ -171,27 +173,49 @@ class ActionModule(ActionModuleBase):
             effective["ca_sha256"] = ca or "none"
         return effective
 
-    def _refuse_foreign(self, identity, state_dir, hosts, records, task_vars, var):
+    def _host_files(self, hosts, task_vars):
+        """host -> the files it records beside its phase records (tke_host_read: host_read.yml)."""
+        hostvars = task_vars.get("hostvars", {})
+        base = os.path.dirname(self._templar.template(task_vars.get("tke_host_record_dir", "")).rstrip("/"))
+        out = {}
+        for host in hosts:
+            read = hostvars.get(host, {}).get("tke_host_read")
+            if isinstance(read, dict) and read.get("rc") == 0 and base:
+                out[host] = ij.parse_host_files(read.get("stdout", ""), base)
+        return out
+
+    def _version_problems(self, hosts, records, files, task_vars, playbook):
+        """si.version_conflicts between the inventory's version and what the hosts' nodes run."""
+        versions = {h: f[si.VERSION_FILE] for h, f in files.items() if f.get(si.VERSION_FILE)}
+        wanted = self._templar.template(task_vars.get("tke_k8s_version"))
+        return si.version_conflicts(wanted, si.node_versions({h: r for h, r in records.items() if r}, versions),
+                                    playbook)
+
+    def _versions(self, args, result, task_vars):
+        """A day-2 playbook (lock.yml, tke_lock_versions) refuses nodes of another Kubernetes version
+        than the inventory's, before it touches anything."""
+        hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
+        records = self._host_reads(hosts, task_vars)[1]
+        given = site_lock.playbook_of(os.getppid()).split()   # the worker's parent: ansible-playbook
+        playbook = os.path.basename(given[0]) if given else "this playbook"
+        problems = self._version_problems(hosts, records, self._host_files(hosts, task_vars), task_vars, playbook)
+        if problems:
+            raise AnsibleActionFail("; ".join(problems) + " (nothing was touched)")
+        result.update(changed=False, msg=f"every node runs the inventory's version ({', '.join(hosts) or 'no host'})")
+        return result
+
+    def _refuse_foreign(self, identity, state_dir, hosts, records, task_vars):
         """Nothing is written on any host when one belongs to another site, the controller's state
         has no identity (or another CA) while hosts record one, or the nodes run another Kubernetes
         version than the inventory's (site_identity.py). The controller's journal is not written
         either."""
-        hostvars = task_vars.get("hostvars", {})
-        base = os.path.dirname(self._templar.template(task_vars.get("tke_host_record_dir", "")).rstrip("/"))
-        theirs, versions = {}, {}
-        for host in hosts:
-            read = hostvars.get(host, {}).get("tke_host_read")
-            if isinstance(read, dict) and read.get("rc") == 0 and base:
-                files = ij.parse_host_files(read.get("stdout", ""), base)
-                theirs[host] = si.parse_host_text(files.get(si.HOST_FILE))
-                if files.get(si.VERSION_FILE):
-                    versions[host] = files[si.VERSION_FILE]
+        files = self._host_files(hosts, task_vars)
+        theirs = {h: si.parse_host_text(f.get(si.HOST_FILE)) for h, f in files.items()}
         problems = si.conflicts(self._identity_had and identity, theirs, state_dir)
         if problems:
             raise AnsibleActionFail("this run would change hosts of another installation, nothing was written on "
                                     "any host: " + "; ".join(problems) + ". What to do: " + si.WHAT_TO_DO)
-        problems = si.version_conflicts(var("tke_k8s_version"), si.node_versions(
-            {h: r for h, r in records.items() if r}, versions))
+        problems = self._version_problems(hosts, records, files, task_vars, "install.yml")
         if problems:
             raise AnsibleActionFail("; ".join(problems) + " (nothing was written on any host)")
 

@@ -64,9 +64,12 @@ options:
   state:
     description: >-
       C(start) decides which hosts run the phase; C(done) records it; C(forget) removes hosts from the
-      journal (and, when none is left, the site identity); C(lock) takes the site's lock for this run.
+      journal (and, when none is left, the site identity); C(lock) takes the site's lock for this run;
+      C(versions) fails, naming both and what to do, when the nodes of the play's hosts run another
+      Kubernetes version than C(tke_k8s_version) (what each host records, read by the tke role's
+      host_read.yml; a day-2 playbook's check before it touches anything).
     type: str
-    choices: [start, done, forget, lock]
+    choices: [start, done, forget, lock, versions]
     required: true
   journal:
     description: >-

@@ -128,8 +128,9 @@ def node_versions(records, versions):
     return out
 
 
-def version_conflicts(wanted, nodes):
-    """Problems between the inventory's tke_k8s_version and the versions the nodes run."""
+def version_conflicts(wanted, nodes, playbook="install.yml"):
+    """Problems between the inventory's tke_k8s_version and the versions the nodes run (playbook:
+    the one refused, named in the message)."""
     wanted = str(wanted or "").strip().lstrip("v")
     differ = {h: v for h, v in nodes.items() if v != wanted}
     if not wanted or not differ:
@@ -142,7 +143,7 @@ def version_conflicts(wanted, nodes):
     else:
         todo = (f"a cluster is never downgraded: set tke_k8s_version: \"{newest}\" in the inventory (upgrade.yml "
                 "brought the nodes there)")
-    return [f"tke_k8s_version: the inventory says v{wanted} but the cluster's nodes run {running}; install.yml "
+    return [f"tke_k8s_version: the inventory says v{wanted} but the cluster's nodes run {running}; {playbook} "
             f"does not change the version a cluster runs: {todo}"]
 
 

@@ -28,6 +28,7 @@ from harness.sites import vip
 from harness.playbook import NO_RESUME, TOP, ansible_bin, run_playbook
 
 INSTALL = TOP / "install.yml"
+REMOVE = TOP / "playbooks" / "remove_node.yml"
 PHASES = ["precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
 # what the API server behind an address holds about this install: kube-public/cluster-info (read
 # anonymously, as kubeadm's discovery does), over TLS verified with the site's CA and the address
@@ -258,6 +259,15 @@ def test_an_inventory_older_than_the_nodes_is_refused_with_nothing_touched(testh
                 'h3: v1.31.1; install.yml does not change the version a cluster runs: a cluster is never downgraded: '
                 'set tke_k8s_version: "1.31.1" in the inventory') in said, refused.explain()
         assert written(th) == {h: [] for h in th.names}
+        # a day-2 playbook that acts on the inventory's version refuses too, before it drains anything
+        stamp(th)
+        removal = run_playbook(REMOVE, site["inv"], "-e", "node=h3", "-e", "confirm=yes")
+        assert removal.rc != 0, removal.explain()
+        assert ("tke_k8s_version: the inventory says v1.30.4 but the cluster's nodes run h1: v1.31.1, h2: v1.31.1, "
+                "h3: v1.31.1; remove_node.yml does not change the version a cluster runs") in " ".join(
+                    removal.output.split()), removal.explain()
+        assert written(th) == {h: [] for h in th.names}
+        assert "Cordon and drain" not in removal.output and "Remove a node: which hosts answer" not in removal.output
     finally:
         for h in th.names:
             th.ssh(h, "rm -f /var/lib/offline-pot/phases/upgrade")

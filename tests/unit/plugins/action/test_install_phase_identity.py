@@ -45,7 +45,7 @@ def start(state_dir, reads, version="1.30.4", check_mode=False):
     records = {h: {} for h in reads}
     if upgrades := {h: r for h, r in reads.items() if "upgrade:" in r["stdout"]}:
         records.update({h: {"upgrade": r["stdout"].split("upgrade:")[1].split()[0]} for h, r in upgrades.items()})
-    mod._refuse_foreign(identity, str(state_dir), list(reads), records, task_vars, var)
+    mod._refuse_foreign(identity, str(state_dir), list(reads), records, task_vars)
     return mod, identity
 
 
@@ -92,3 +92,19 @@ def test_a_version_other_than_the_nodes_is_refused(tmp_path):
         start(tmp_path / ".tke", {"h1": read(version="1.30.4", upgrade="1.31.1"), "h2": read(upgrade="1.31.1")})
     with pytest.raises(AnsibleActionFail, match="run playbooks/upgrade.yml"):
         start(tmp_path / ".tke", {"h1": read(version="1.30.4")}, version="1.31.1")
+
+
+def test_a_day_two_playbook_refuses_nodes_of_another_version(tmp_path):
+    """state=versions (lock.yml with tke_lock_versions): the same comparison, nothing else."""
+    mod = action()
+    reads = {"h1": read(version="1.30.4", upgrade="1.31.1"), "h2": read(version="1.30.4")}
+    task_vars = {"tke_host_record_dir": RECORDS, "tke_k8s_version": "1.31.1", "ansible_play_hosts": ["h1", "h2"],
+                 "hostvars": {h: {"tke_host_read": r} for h, r in reads.items()}}
+    with pytest.raises(AnsibleActionFail) as err:
+        mod._versions({}, {}, task_vars)
+    assert "the inventory says v1.31.1 but the cluster's nodes run h2: v1.30.4; this playbook does not change " \
+           "the version a cluster runs: to move the cluster to v1.31.1 run playbooks/upgrade.yml" in str(err.value)
+    assert str(err.value).endswith("(nothing was touched)")
+    reads["h2"] = read(version="1.31.1")
+    task_vars["hostvars"]["h2"] = {"tke_host_read": reads["h2"]}
+    assert mod._versions({}, {}, task_vars)["msg"] == "every node runs the inventory's version (h1, h2)"
