@@ -49,7 +49,7 @@ class PlaybookRun:
         on h1, h2; ..."; the YAML callback folds long lines)."""
         flat = " ".join(self.output.split())
         return {m[0]: [h for h in m[1].split(", ") if h != "no host"]
-                for m in re.findall(r"phase \d+/\d+ (\S+): running on ([^;()']+?)(?:;|'| \()", flat)}
+                for m in re.findall(r"phase \d+/\d+ (\S+): running on (no host|[\w.-]+(?:, [\w.-]+)*)", flat)}
 
     def task_names(self) -> set[str]:
         """The names of the tasks the run went through (ran, skipped or changed on some host)."""
