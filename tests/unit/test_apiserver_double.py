@@ -810,3 +810,40 @@ def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
     assert "deployed" in helm("list", "-n", "default")
     helm("uninstall", "demo", "-n", "default")
     assert call(apiserver, "GET", "/api/v1/namespaces/default/configmaps/demo-cm")[0] == 404
+
+
+# ------------------------------------------------------------------ the collection's k8s_apply against the double
+def collection_objects(apiserver, check_mode=False):
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import Client
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import Objects
+    pki = apiserver["pki"]
+    client = Client({"server": apiserver["url"], "ca": {"path": str(pki / "ca.crt")},
+                     "cert": {"path": str(pki / "admin.crt")}, "key": {"path": str(pki / "admin.key")}})
+    return Objects(client, check_mode=check_mode)
+
+
+def test_what_the_server_normalises_is_no_change_and_unknown_fields_are_refused(apiserver):
+    """module_utils/k8s/service.py: a Secret given as stringData (stored as data) and a quantity
+    the server writes canonically ("1000m" -> "1") apply once; again, a dry run of the patch shows
+    the server would store what it has: unchanged (before, every run re-patched them). A field
+    the server does not know fails naming it (fieldValidation=Strict), nothing stored."""
+    objs = collection_objects(apiserver)
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "norm", "namespace": "default"},
+              "stringData": {"password": "s3cret"}}
+    web = deployment("normweb")
+    web["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1000m", "memory": "1024Mi"}}
+    for obj in (secret, web):
+        assert objs.apply(obj)["action"] == "created"
+        assert objs.apply(obj)["action"] == "unchanged", obj["kind"]
+        assert collection_objects(apiserver, check_mode=True).apply(obj)["action"] == "unchanged"
+    stored = objs.get(web)["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert stored == {"cpu": "1", "memory": "1Gi"}
+    changed = dict(secret, stringData={"password": "n3w"})
+    assert objs.apply(changed)["action"] == "updated"
+    assert base64.b64decode(objs.get(secret)["data"]["password"]) == b"n3w"
+    typo = deployment("typo")
+    typo["spec"]["replica"] = 3
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
+    with pytest.raises(ObjectError, match=r'unknown field "spec.replica"'):
+        objs.apply(typo)
+    assert objs.get(typo) is None

@@ -97,6 +97,19 @@ def needs_update(desired, live):
     return differs, overlay(nulls, target)
 
 
+# What a write changes on every store whatever it holds: the version, the write's bookkeeping.
+VOLATILE_META = ("resourceVersion", "managedFields")
+
+
+def stored(obj):
+    """An object as the comparison of two stored states sees it (a dry run's answer against the
+    live object): without what every write changes (VOLATILE_META) and without status."""
+    if not isinstance(obj, dict):
+        return obj
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in VOLATILE_META}
+    return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
+
+
 def overlay(base, top):
     """top laid over base, recursively (top wins)."""
     out = copy.deepcopy(base)

@@ -2,8 +2,9 @@
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
 """Objects over the REST protocol: GET, POST, PATCH (application/merge-patch+json), DELETE, lists
-with labelSelector/fieldSelector, and dryRun=All for what check mode would write (the API server
-validates it and stores nothing). Decisions are objects.py's; this file only talks."""
+with labelSelector/fieldSelector, and dryRun=All for what check mode would write and for what a
+patch would store (the API server validates, defaults and normalises it and stores nothing).
+Decisions are objects.py's; this file only talks."""
 from __future__ import annotations
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import objects
@@ -11,6 +12,8 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.resource import Discovery
 
 MERGE_PATCH = "application/merge-patch+json"
+DRY_RUN = {"dryRun": "All"}
+STRICT = {"fieldValidation": "Strict"}
 
 
 class ObjectError(Exception):
@@ -64,22 +67,31 @@ class Objects:
 
     def apply(self, desired, skip_dry_run=False):
         """{"action": created|updated|unchanged, "before", "after"}; in check mode the write is a
-        dry run (skip_dry_run: the object's namespace is itself only about to be created)."""
+        dry run (skip_dry_run: the object's namespace is itself only about to be created). Writes
+        are fieldValidation=Strict: a field the server does not know fails, naming it, instead of
+        being dropped with a warning."""
         live = self.get(desired)
         res, ns, name = self._target(desired)
-        dry = {"dryRun": "All"} if self.check_mode else None
+        query = dict(STRICT, **DRY_RUN) if self.check_mode else dict(STRICT)
         if live is None:
             body = objects.annotated(desired)
             if not (self.check_mode and skip_dry_run):
-                self._call(desired, "POST", res.path(ns), body=body, query=dry)
+                self._call(desired, "POST", res.path(ns), body=body, query=query)
             return {"action": "created", "before": None, "after": objects.for_display(desired)}
         differs, patch = objects.needs_update(desired, live)
         before = objects.for_display(objects.project(live, objects.overlay(
             objects.removed(objects.last_applied(live), desired), desired)))
+        trial = None
+        if differs:
+            # what the server would store: its normalisation of what it is given (a Secret's
+            # stringData moved into data, quantities in canonical form, defaults) is no change
+            trial = self._call(desired, "PATCH", res.path(ns, name), body=patch, query=dict(STRICT, **DRY_RUN),
+                               content_type=MERGE_PATCH)
+            differs = objects.stored(trial) != objects.stored(live)
         if not differs:
             return {"action": "unchanged", "before": before, "after": before}
-        after = self._call(desired, "PATCH", res.path(ns, name), body=patch, query=dry,
-                           content_type=MERGE_PATCH)
+        after = trial if self.check_mode else self._call(desired, "PATCH", res.path(ns, name), body=patch,
+                                                         query=query, content_type=MERGE_PATCH)
         shown = objects.project(after, desired) if after else objects.merge(live, patch)
         return {"action": "updated", "before": before, "after": objects.for_display(shown)}
 
@@ -89,7 +101,7 @@ class Objects:
         if live is None:
             return False
         res, ns, name = self._target(obj)
-        query = {"dryRun": "All"} if self.check_mode else None
+        query = dict(DRY_RUN) if self.check_mode else None
         try:
             self.client.request("DELETE", res.path(ns, name), query=query,
                                 body={"kind": "DeleteOptions", "apiVersion": "v1",
@@ -103,14 +115,14 @@ class Objects:
     def patch(self, obj, body):
         """A merge patch of an existing object (a dry run in check mode); the object after it."""
         res, ns, name = self._target(obj)
-        query = {"dryRun": "All"} if self.check_mode else None
+        query = dict(DRY_RUN) if self.check_mode else None
         return self._call(obj, "PATCH", res.path(ns, name), body=body, query=query, content_type=MERGE_PATCH)
 
     def evict(self, pod, body):
         """POST the pod's eviction subresource (a dry run in check mode). False when the pod is
         gone already; an ApiError with code 429 when a PodDisruptionBudget forbids it now."""
         res, ns, name = self._target(pod)
-        query = {"dryRun": "All"} if self.check_mode else None
+        query = dict(DRY_RUN) if self.check_mode else None
         try:
             self.client.request("POST", res.path(ns, name) + "/eviction", body=body, query=query)
         except ApiError as e:

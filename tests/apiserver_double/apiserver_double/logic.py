@@ -373,7 +373,8 @@ def prepare_create(obj, res, uid, now, keep_status=False):
 
 def prepare_update(new, old, res, keep_status=False):
     """Server-owned fields come from the stored object; status too when the resource has a status
-    subresource (it is written through /status only); generation bumps on a spec change."""
+    subresource (it is written through /status only). The generation is the stored one here:
+    bump_generation decides, once the object is decoded and defaulted."""
     new = copy.deepcopy(new)
     meta, ometa = new.setdefault("metadata", {}), old.get("metadata") or {}
     for k in ("uid", "creationTimestamp", "deletionTimestamp", "generation"):
@@ -387,9 +388,17 @@ def prepare_update(new, old, res, keep_status=False):
             new["status"] = copy.deepcopy(old["status"])
         else:
             new.pop("status", None)
+    return new
+
+
+def bump_generation(new, old):
+    """metadata.generation + 1 when the spec changed: compared after decoding and defaulting, as the
+    strategies' PrepareForUpdate compares internal objects (apiequality.Semantic.DeepEqual of the
+    old and new Spec, e.g. pkg/registry/apps/deployment/strategy.go), so what only the server's
+    normalisation rewrites (a quantity "1000m" stored as "1", defaults) is no change."""
+    meta, ometa = new.setdefault("metadata", {}), old.get("metadata") or {}
     if "generation" in ometa and spec_part(new) != spec_part(old):
         meta["generation"] = int(ometa["generation"]) + 1
-    return new
 
 
 # ------------------------------------------------------------------------------ schema validation

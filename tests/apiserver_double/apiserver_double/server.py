@@ -443,6 +443,8 @@ class Api:
             if res.plural == "customresourcedefinitions":
                 new["status"] = resources.established(new)
             self.admit(res, new, fv)
+            if sub != "status":
+                logic.bump_generation(new, cur)
             if dry:
                 return self.out(res, new, rev)
             new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
