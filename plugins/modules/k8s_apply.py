@@ -17,9 +17,9 @@ description:
     no difference) and no field applied last time and since dropped is still there; the last
     applied object is kept in the annotation C(tke.offline-pot.io/last-applied). When it is not,
     the patch is first sent as a dry run (C(dryRun=All)) and the object the server would store
-    compared with the live one: a difference the server's own normalisation removes (a Secret's
+    compared with the live one; a difference the server's own normalisation removes (a Secret's
     C(stringData) stored as C(data), a quantity in canonical form, a default) is no change.
-  - Writes are sent with C(fieldValidation=Strict): a field the server does not know fails the
+  - Writes are sent with C(fieldValidation=Strict); a field the server does not know fails the
     module naming it, rather than being dropped with a warning.
   - With I(prune_labels), every object gets those labels and, after the apply, live objects of
     I(prune_kinds) carrying them that I(objects) no longer lists are deleted.
