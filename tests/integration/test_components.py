@@ -37,6 +37,8 @@ SAMPLE = [
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
 APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
 KINDS = "configmaps,services,statefulsets,deployments"
+
+
 def deployment(name, image, pod_extra=""):
     """A component template of one Deployment in the component's namespace."""
     return f"""apiVersion: apps/v1
@@ -294,8 +296,8 @@ def test_a_component_never_ready_fails_within_its_timeout_naming_it(testhosts, s
     assert run.seconds < 15 + 120, run.seconds
 
 
-def test_a_component_whose_image_the_pack_lacks_is_refused_before_the_api_is_touched(testhosts, site, installed,
-                                                                                      pack_v2):
+def test_a_component_whose_image_the_pack_lacks_is_refused_before_the_api_is_touched(
+        testhosts, site, installed, pack_v2):
     missing = SAMPLE + [{"name": "sample-missing", "namespace": "shop"}]
     run = timed("components.yml, an image the pack lacks", COMPONENTS, site["inv"],
                 "-e", f"tke_site_pack={pack_v2}", "-e", "components_only=sample-missing", *with_list(missing))
