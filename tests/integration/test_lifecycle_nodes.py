@@ -152,11 +152,15 @@ def test_add_two_workers(six, site, two_workers):
 
 def test_removal_refused_before_anything_is_touched(six, site, two_workers):
     inv, dummy = two_workers
-    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "ownerReferences": [
-        {"apiVersion": "apps/v1", "kind": kind, "name": name.split("-")[0], "controller": True,
-         "uid": "00000000-0000-0000-0000-00000000000" + str(i)}]},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.tke.com/library/pause:3.9"}]}}
-        for i, (name, node, kind) in enumerate(PODS)]
+
+    def pod(i, name, node, kind):
+        owner = {"apiVersion": "apps/v1", "kind": kind, "name": name.split("-")[0], "controller": True,
+                 "uid": "00000000-0000-0000-0000-00000000000" + str(i)}
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "labels": {"app": name.split("-")[0]},
+                             "ownerReferences": [owner]},
+                "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.tke.com/library/pause:3.9"}]}}
+    pods = [pod(i, *p) for i, p in enumerate(PODS)]
     made = kubectl(six, "create --validate=false -f -", json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
     assert made.returncode == 0, made.stderr
     before = nodes(six)
@@ -188,6 +192,22 @@ def test_removal_refused_before_anything_is_touched(six, site, two_workers):
 @pytest.fixture(scope="module")
 def removed(six, site, two_workers):
     inv, dummy = two_workers
+    # web-1 running and Ready, under a budget that allows no disruption: the drain is held back
+    # (the API's 429, retried until the timeout), the removal stops before the reset; once the
+    # budget allows it, the same command removes the node
+    status = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    made = kubectl(six, "-n default patch pod web-1 --subresource=status --type=merge -p '" + json.dumps(status) + "'")
+    assert made.returncode == 0, made.stderr
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    made = kubectl(six, "apply -f -", json.dumps(pdb))
+    assert made.returncode == 0, made.stderr
+    held = run_playbook(REMOVE, inv, "-e", "node=h6", "-e", "confirm=yes", "-e", "remove_node_drain_timeout=6")
+    assert held.rc != 0 and "Node h6: timed out after 6 s waiting for pod default/web-1 to be evicted " \
+        "(refused: a PodDisruptionBudget holds it)" in flat(held.output), held.explain()
+    assert pods_on(six, "h6") == ["agent-h6", "web-1"] and nodes(six)["h6"]["spec"].get("unschedulable")
+    assert six.ssh("h6", "systemctl is-active kubelet").stdout.strip() == "active"
+    assert kubectl(six, "-n default delete pdb web").returncode == 0
     run = timed("remove worker h6", REMOVE, inv, "-e", "node=h6", "-e", "confirm=yes")
     assert run.rc == 0, run.explain()
     return inv, run

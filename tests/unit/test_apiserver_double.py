@@ -353,6 +353,104 @@ def test_server_evicts_pods_listed_by_node(apiserver):
         call(apiserver, "DELETE", f"/api/v1/namespaces/default/pods/{name}")
 
 
+def test_server_eviction_keeps_pod_disruption_budgets(apiserver, tmp_path):
+    """Eviction as pkg/registry/core/pod/storage/eviction.go, against budgets whose status is the
+    disruption controller's (pkg/controller/disruption): 429 with the real wording while a budget
+    allows no disruption, allowed once it does; Pending pods and unready pods of a met budget go;
+    a budget that cannot count its pods' controllers fails its sync; two budgets: 500. Then real
+    kubectl drain: held by the budget until its timeout, done once the budget allows it."""
+    import subprocess
+    ns, base = "drain", "/api/v1/namespaces/drain"
+    assert call(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": ns}})[0] == 201
+    code, rs = call(apiserver, "POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", {
+        "metadata": {"name": "web"}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {
+            "metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "r/i:1"}]}}}})
+    assert code == 201, rs
+    call(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "dn1"}, "status": {
+        "conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": node_info()}})
+
+    def pod(name, ready=True, owned=True, labels=None):
+        meta = {"name": name, "labels": labels or {"app": "web"}}
+        if owned:
+            meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "controller": True,
+                                        "uid": rs["metadata"]["uid"]}]
+        code, made = call(apiserver, "POST", f"{base}/pods", {"metadata": meta, "spec": {
+            "nodeName": "dn1", "containers": [{"name": "c", "image": "r/i:1"}]}})
+        assert (code, made["status"]) == (201, {"phase": "Pending"}), made   # as PrepareForCreate
+        if ready is not None:
+            st = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+            assert call(apiserver, "PATCH", f"{base}/pods/{name}/status", {"status": st},
+                        ctype="application/merge-patch+json")[0] == 200
+
+    def evict(name):
+        return call(apiserver, "POST", f"{base}/pods/{name}/eviction", {
+            "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ns}})
+
+    def budget(name, **spec):
+        body = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec}}
+        assert call(apiserver, "POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", body)[0] == 201
+
+    def status(name):
+        return call(apiserver, "GET", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}")[1]["status"]
+    pod("w1"), pod("w2")
+    budget("web", minAvailable=2)
+    st = status("web")
+    assert (st["currentHealthy"], st["desiredHealthy"], st["expectedPods"], st["disruptionsAllowed"]) == (2, 2, 2, 0)
+    assert st["conditions"][0]["reason"] == "InsufficientPods", st
+    code, s = evict("w1")
+    assert (code, s["reason"]) == (429, "TooManyRequests")
+    assert s["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert s["details"]["causes"] == [{"reason": "DisruptionBudget",
+                                       "message": "The disruption budget web needs 2 healthy pods and has 2 currently"}]
+    # a Pending pod is not guarded (canIgnorePDB)
+    pod("w-new", ready=None)
+    assert evict("w-new")[0] == 201
+    # the budget allows one: one eviction, then none
+    assert call(apiserver, "PATCH", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/web",
+                {"spec": {"minAvailable": 1}}, ctype="application/merge-patch+json")[0] == 200
+    assert status("web")["disruptionsAllowed"] == 1
+    assert evict("w1")[0] == 201 and call(apiserver, "GET", f"{base}/pods/w1")[0] == 404
+    assert evict("w2")[0] == 429
+    # an unready pod goes while the budget is met (IfHealthyBudget)
+    pod("w3", ready=False)
+    assert evict("w3")[0] == 201
+    # maxUnavailable counts the controllers' replicas: a pod without a controller fails the sync
+    pod("stray", owned=False, labels={"app": "stray"})
+    body = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "stray"},
+            "spec": {"selector": {"matchLabels": {"app": "stray"}}, "maxUnavailable": "50%"}}
+    assert call(apiserver, "POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", body)[0] == 201
+    code, s = evict("stray")
+    assert code == 429 and s["details"]["causes"][0]["message"] == (
+        'The disruption budget stray does not allow evicting pods currently because it failed sync: '
+        'found no controller ref for pod "stray"'), s
+    # two budgets for one pod: the server cannot choose
+    budget("web-too", minAvailable=0)
+    code, s = evict("w2")
+    assert (code, s["message"]) == (500, "This pod has more than one PodDisruptionBudget, which the eviction "
+                                         "subresource does not support."), s
+    call(apiserver, "DELETE", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/web-too")
+    # real kubectl drain: held by the budget (it retries a 429 until --timeout), then done
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from harness import real_clients
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
+
+    def drain():
+        return subprocess.run([str(real_clients.kubectl("1.30")), "drain", "dn1", "--ignore-daemonsets",
+                               "--delete-emptydir-data", "--force", "--timeout=8s"], env=env, capture_output=True,
+                              text=True, timeout=60, check=False)
+    held = drain()
+    assert held.returncode != 0 and "Cannot evict pod as it would violate the pod's disruption budget" in held.stderr, \
+        (held.stdout, held.stderr)
+    assert call(apiserver, "GET", f"{base}/pods/w2")[0] == 200
+    for name in ("web", "stray"):
+        call(apiserver, "DELETE", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}")
+    done = drain()
+    assert done.returncode == 0 and "node/dn1 drained" in done.stdout, (done.stdout, done.stderr)
+    assert call(apiserver, "GET", f"{base}/pods?fieldSelector=spec.nodeName%3Ddn1")[1]["items"] == []
+    call(apiserver, "DELETE", "/api/v1/namespaces/drain"), call(apiserver, "DELETE", "/api/v1/nodes/dn1")
+
+
 def test_server_refuses_invalid_objects(apiserver):
     code, s = call(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment(replicas="two"))
     assert (code, s["kind"], s["status"], s["reason"]) == (422, "Status", "Failure", "Invalid")

@@ -582,6 +582,120 @@ def workload_status(obj, nodes, image_ok) -> dict:
     return {k: v for k, v in st.items() if v != 0 or k in ("replicas", "observedGeneration")}
 
 
+# ------------------------------------------------------------------------------ disruption budgets
+def pod_ready(pod) -> bool:
+    """A Pod's Ready condition is True (podutil.IsPodReady, what the disruption controller counts)."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in ((pod.get("status") or {}).get("conditions") or []))
+
+
+def _scaled(value, total, round_up):
+    """An IntOrString against a total (apimachinery intstr.GetScaledValueFromIntOrPercent)."""
+    if isinstance(value, int):
+        return value
+    pct = int(str(value).rstrip("%"))
+    return -(-pct * total // 100) if round_up else pct * total // 100
+
+
+def _expected_scale(pods, owner):
+    """The disruption controller's getExpectedScale: the replicas of each pod's controller (a
+    ReplicaSet owned by a Deployment counts as that Deployment), each controller once; a pod with
+    no controller, or one the store lacks, fails the sync. owner(kind, namespace, name) -> the
+    stored object or None."""
+    seen, total = set(), 0
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+        if ref is None:
+            raise ValueError(f'found no controller ref for pod "{meta.get("name")}"')
+        ctl = owner(ref.get("kind"), meta.get("namespace"), ref.get("name")) \
+            if ref.get("kind") in ("ReplicaSet", "Deployment", "StatefulSet", "ReplicationController") else None
+        if ctl is not None and ctl.get("kind") == "ReplicaSet":
+            up = next((r for r in (ctl.get("metadata") or {}).get("ownerReferences") or []
+                       if r.get("controller") and r.get("kind") == "Deployment"), None)
+            ctl = owner("Deployment", meta.get("namespace"), up["name"]) if up else ctl
+        if ctl is None:
+            raise ValueError(f'found no controllers for pod "{meta.get("name")}"')
+        uid = (ctl.get("metadata") or {}).get("uid")
+        if uid not in seen:
+            seen.add(uid)
+            replicas = (ctl.get("spec") or {}).get("replicas", 1)
+            total += replicas if isinstance(replicas, int) else 1
+    return total
+
+
+def pdb_status(pdb, pods, owner) -> dict:
+    """A PodDisruptionBudget's status as the disruption controller computes it
+    (pkg/controller/disruption/disruption.go trySync/getExpectedPodCount/countHealthyPods;
+    pkg/apis/policy/v1 helper UpdateDisruptionAllowedCondition). The double has no controller: the
+    status is computed when the budget is read. pods: the namespace's pods."""
+    spec = pdb.get("spec") or {}
+    sel = spec.get("selector")
+    mine = [] if sel is None else [p for p in pods if match_expressions_match(sel, (p.get("metadata") or {}).get("labels"))]
+    gen = (pdb.get("metadata") or {}).get("generation", 1)
+    try:
+        if spec.get("maxUnavailable") is not None:
+            expected = _expected_scale(mine, owner)
+            desired = max(0, expected - _scaled(spec["maxUnavailable"], expected, True))
+        elif isinstance(spec.get("minAvailable"), int):
+            expected, desired = len(mine), spec["minAvailable"]
+        elif spec.get("minAvailable") is not None:
+            expected = _expected_scale(mine, owner)
+            desired = _scaled(spec["minAvailable"], expected, True)
+        else:
+            expected, desired = 0, 0
+    except ValueError as e:
+        # failSafe: no disruption allowed, the reason in the condition
+        return {"observedGeneration": gen, "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+                "expectedPods": 0, "conditions": [{"type": "DisruptionAllowed", "status": "False",
+                                                   "reason": "SyncFailed", "message": str(e),
+                                                   "observedGeneration": gen}]}
+    healthy = sum(1 for p in mine if not (p.get("metadata") or {}).get("deletionTimestamp") and pod_ready(p))
+    allowed = max(0, healthy - desired)
+    return {"observedGeneration": gen, "disruptionsAllowed": allowed, "currentHealthy": healthy,
+            "desiredHealthy": desired, "expectedPods": expected,
+            "conditions": [{"type": "DisruptionAllowed", "status": "True" if allowed else "False",
+                            "reason": "SufficientPods" if allowed else "InsufficientPods", "message": "",
+                            "observedGeneration": gen}]}
+
+
+def eviction_refusal(pod, pdbs):
+    """None when the eviction may delete the pod, else the ApiError the real server answers
+    (pkg/registry/core/pod/storage/eviction.go): a pod that is Pending, Succeeded, Failed or being
+    deleted is deleted whatever the budgets (canIgnorePDB); more than one budget: 500; an unready pod
+    goes when the budget is met (IfHealthyBudget, the default) or its unhealthyPodEvictionPolicy is
+    AlwaysAllow; otherwise a budget with no disruption allowed: 429 naming it. pdbs: the budgets
+    whose selector matches the pod, with their computed status."""
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Pending", "Succeeded", "Failed") or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return None
+    if len(pdbs) > 1:
+        return ApiError(500, "This pod has more than one PodDisruptionBudget, which the eviction subresource does "
+                             "not support.", "InternalError", {})
+    if not pdbs:
+        return None
+    pdb = pdbs[0]
+    st, name = pdb.get("status") or {}, pdb["metadata"]["name"]
+    if not pod_ready(pod):
+        if (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") == "AlwaysAllow":
+            return None
+        if st.get("currentHealthy", 0) >= st.get("desiredHealthy", 0) > 0:
+            return None
+    if st.get("disruptionsAllowed", 0) > 0:
+        return None
+    cond = next((c for c in st.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), {})
+    if cond.get("status") == "False" and cond.get("reason") == "SyncFailed" and cond.get("message"):
+        why = f"The disruption budget {name} does not allow evicting pods currently because it failed sync: " \
+              f"{cond['message']}"
+    elif st.get("currentHealthy", 0) <= st.get("desiredHealthy", 0):
+        why = f"The disruption budget {name} needs {st.get('desiredHealthy', 0)} healthy pods and has " \
+              f"{st.get('currentHealthy', 0)} currently"
+    else:
+        why = f"The disruption budget {name} does not allow evicting pods currently"
+    return ApiError(429, "Cannot evict pod as it would violate the pod's disruption budget.", "TooManyRequests",
+                    {"causes": [{"reason": "DisruptionBudget", "message": why}]})
+
+
 def parse_image(ref: str):
     """registry host, repository, tag-or-digest of an image reference (docker.io defaults)."""
     name, digest = (ref.split("@", 1) + [None])[:2]

@@ -133,4 +133,9 @@ def api_resource(r: Resource) -> list[dict]:
     for s in r.subresources:
         out.append({"name": f"{r.plural}/{s}", "singularName": "", "namespaced": r.namespaced,
                     "kind": r.kind if s == "status" else "Scale", "verbs": ["get", "patch", "update"]})
+    if r.plural == "pods" and not r.group:
+        # the eviction subresource, served in policy/v1: kubectl drain looks for it here and falls
+        # back to deleting pods when it is not listed (k8s.io/kubectl pkg/drain CheckEvictionSupport)
+        out.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
+                    "version": "v1", "kind": "Eviction", "verbs": ["create"]})
     return out

@@ -26,6 +26,8 @@ PUBLIC_PATHS = {"/healthz", "/readyz", "/livez", "/version"}   # system:public-i
 CRD_RES = next(r for r in BUILTIN if r.plural == "customresourcedefinitions")
 NS_RES = next(r for r in BUILTIN if r.plural == "namespaces")
 NODE_RES = next(r for r in BUILTIN if r.plural == "nodes")
+POD_RES = next(r for r in BUILTIN if r.plural == "pods")
+PDB_RES = next(r for r in BUILTIN if r.plural == "poddisruptionbudgets")
 CM_RES = next(r for r in BUILTIN if r.plural == "configmaps")
 SECRET_RES = next(r for r in BUILTIN if r.plural == "secrets")
 WORKLOADS = {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"}
@@ -329,9 +331,35 @@ class Api:
         if obj.get("kind") in WORKLOADS and self.images is not None and res.group == "apps":
             nodes = [o for o, dummy in self.store.list(self.key(NODE_RES, None))[0]]
             obj["status"] = logic.workload_status(obj, nodes, self.images.exists)
+        if res.plural == "poddisruptionbudgets" and res.group == "policy":
+            obj["status"] = self.pdb_status(obj)
         if in_list and not res.crd:
             obj.pop("kind", None), obj.pop("apiVersion", None)
         return obj
+
+    def pdb_status(self, pdb):
+        """A budget's status, computed from its namespace's pods and their controllers as the
+        disruption controller would write it (logic.pdb_status)."""
+        ns = pdb["metadata"].get("namespace")
+        pods = [o for o, dummy in self.store.list(self.key(POD_RES, ns))[0]]
+
+        def owner(kind, namespace, name):
+            res = next((r for r in BUILTIN if r.kind == kind and r.group in ("", "apps")), None)
+            got = self.store.get(self.key(res, namespace, name)) if res else None
+            return {**got[0], "kind": kind} if got else None
+        return logic.pdb_status(pdb, pods, owner)
+
+    def eviction_refusal(self, ns, name):
+        """What the eviction of pod ns/name is refused with (logic.eviction_refusal), or None."""
+        got = self.store.get(self.key(POD_RES, ns, name))
+        if not got:
+            raise logic.not_found(POD_RES, name)
+        pod = got[0]
+        labels = (pod.get("metadata") or {}).get("labels")
+        pdbs = [{**o, "status": self.pdb_status(o)} for o, dummy in self.store.list(self.key(PDB_RES, ns))[0]
+                if (o.get("spec") or {}).get("selector") is not None
+                and logic.match_expressions_match(o["spec"]["selector"], labels)]
+        return logic.eviction_refusal(pod, pdbs)
 
     def check_namespace(self, res, ns):
         if res.namespaced and ns and not self.store.get(self.key(NS_RES, None, ns)):
@@ -376,6 +404,10 @@ class Api:
             obj["metadata"].pop("generation", None)
         if res.plural == "customresourcedefinitions":
             obj["status"] = resources.established(obj)
+        if res.plural == "pods" and not internal:
+            # a new Pod is Pending until a kubelet reports on it (pkg/registry/core/pod/strategy.go
+            # PrepareForCreate; the QoS class it also sets is not computed here)
+            obj["status"] = {"phase": "Pending"}
         self.admit(res, obj, fv)
         name = obj["metadata"]["name"]
         if dry:
@@ -800,12 +832,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # --- node drain support (k8s_drain, playbooks/remove_node.yml) -----------------------------
     def evict(self, api, user, res, ns, name, dry):
-        """POST pods/<name>/eviction: the pod is deleted and 201 answers a Success Status, as the
-        real server does when no PodDisruptionBudget stands in the way
-        (pkg/registry/core/pod/storage/eviction.go). The double evaluates no budget (no 429)."""
+        """POST pods/<name>/eviction: unless the pod's PodDisruptionBudget forbids it (429, the
+        real wording), the pod is deleted and 201 answers a Success Status, as the real server
+        (pkg/registry/core/pod/storage/eviction.go)."""
         body, dummy = self.body()
         logic.eviction_target(body, ns, name)
         api.authorize(user, "create", res, ns, name, "eviction")
+        api.check_namespace(res, ns)
+        refusal = api.eviction_refusal(ns, name)
+        if refusal is not None:
+            raise refusal
         api.delete(res, ns, name, dry)
         return "json", 201, logic.status_obj(201, "", "", success=True)
     # --- end of node drain support -------------------------------------------------------------
