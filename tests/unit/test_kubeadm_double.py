@@ -394,3 +394,38 @@ def test_1_31_prints_the_preflight_report_and_fails_shortly(double131, tmp_path,
     with pytest.raises(double131.Fail, match="^preflight checks failed$"):
         double131.join_preflight(join, {"name": "localhost"}, set())
     assert f"{tmp_path}/kubelet.conf already exists" in capsys.readouterr().err
+
+
+def test_kubelet_double_follows_the_manifests_content(tmp_path):
+    """The kubelet double restarts the API server static pod when the manifest's content changes,
+    even when the file keeps its mtime (kubeadm swapping the manifest while it was read: a real
+    kubelet converges on the current file's content)."""
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+    from pathlib import Path
+    top = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(top / "apiserver_double"))     # as tests/unit/test_apiserver_double.py
+    loader = importlib.machinery.SourceFileLoader("kubelet_double", str(top / "kubeadm_double" / "kubelet"))
+    kubelet = importlib.util.module_from_spec(importlib.util.spec_from_loader("kubelet_double", loader))
+    loader.exec_module(kubelet)
+    cert = tmp_path / "apiserver.crt"
+    cert.write_text("cert")
+    manifest = tmp_path / "kube-apiserver.yaml"
+
+    def write(tag):
+        manifest.write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: kube-apiserver}\nspec:\n  containers:\n  - name: a\n"
+            f"    image: registry.tke.com/library/kube-apiserver:{tag}\n"
+            f"    command: [kube-apiserver, --secure-port=6443, --tls-cert-file={cert}]\n")
+        os.utime(manifest, (1_700_000_000, 1_700_000_000))
+    write("v1.30.4")
+    args, argv, tag, old = kubelet.apiserver_args(str(manifest))
+    assert (args["secure-port"], tag) == ("6443", "v1.30.4") and argv[0] == "--secure-port=6443"
+    write("v1.31.1")    # the same mtime, another image
+    args, argv, tag, new = kubelet.apiserver_args(str(manifest))
+    assert tag == "v1.31.1" and new != old
+    assert kubelet.apiserver_args(str(manifest))[3] == new     # unchanged: the same signature
+    cert.write_text("renewed")
+    assert kubelet.apiserver_args(str(manifest))[3] != new     # a renewed certificate restarts it too
