@@ -23,6 +23,9 @@ description:
     module naming it, rather than being dropped with a warning.
   - With I(prune_labels), every object gets those labels and, after the apply, live objects of
     I(prune_kinds) carrying them that I(objects) no longer lists are deleted.
+  - An object still being deleted (a Namespace C(Terminating) while its content goes) is created again
+    once it is gone; a Namespace the prune deletes is waited for until it is gone, so what runs next
+    may create it again. Both wait up to I(gone_timeout) seconds.
   - Kinds are found through API discovery. An API refusal fails the module naming the object,
     the reason and the fields at fault.
   - In check mode creations and updates are sent with C(dryRun=All), so the API server validates
@@ -51,6 +54,10 @@ options:
     type: list
     elements: str
     default: []
+  gone_timeout:
+    description: Seconds to wait for an object being deleted to be gone (see above).
+    type: int
+    default: 120
 """
 
 EXAMPLES = r"""
@@ -99,6 +106,7 @@ def main():
         objects=dict(type="list", elements="dict", required=True),
         prune_labels=dict(type="dict", default={}),
         prune_kinds=dict(type="list", elements="str", default=[]),
+        gone_timeout=dict(type="int", default=120),
     ), supports_check_mode=True)
     p = module.params
     problems = [x for obj in p["objects"] for x in objects.validate_shape(obj)]
@@ -113,7 +121,7 @@ def main():
     new_namespaces = set()
     results, diffs = [], []
     with args.client(module) as client:
-        svc = Objects(client, module.check_mode)
+        svc = Objects(client, module.check_mode, p["gone_timeout"])
         try:
             for obj in desired:
                 ns = (obj.get("metadata") or {}).get("namespace")
@@ -125,11 +133,16 @@ def main():
                     diffs.append({"before_header": objects.identity(obj), "after_header": objects.identity(obj),
                                   "before": objects.to_text(r["before"]), "after": objects.to_text(r["after"])})
             if labels and kinds:
+                pruned = []
                 for item in svc.stale(desired, kinds, labels):
                     if svc.delete(item):
+                        pruned.append(item)
                         results.append({"object": objects.identity(item), "action": "deleted"})
                         diffs.append({"before_header": objects.identity(item), "after_header": "(deleted)",
                                       "before": objects.to_text(objects.for_display(item)), "after": ""})
+                for item in pruned:
+                    if item["kind"] == "Namespace" and not module.check_mode:
+                        svc.wait_gone(item)
         except (ObjectError, ApiError) as e:
             module.fail_json(msg=str(e), results=results)
     changed = any(r["action"] != "unchanged" for r in results)

@@ -7,6 +7,7 @@ import json
 import ssl
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -226,6 +227,7 @@ def apiserver(tmp_path_factory):
 
     api = server.Api(store.FileStore(str(d / "store" / "store.json")), "v1.30.4", str(state), Images())
     api.ensure_system()
+    server.start_namespace_controller(api, lambda msg: None)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(d / "apiserver.crt", d / "apiserver.key")
     ctx.load_verify_locations(d / "ca.crt")
@@ -323,10 +325,25 @@ def test_server_objects_crud(apiserver):
     assert code == 415
     code, dry = call(apiserver, "POST", "/api/v1/namespaces/demo/configmaps?dryRun=All", {"metadata": {"name": "c"}})
     assert code == 201 and call(apiserver, "GET", "/api/v1/namespaces/demo/configmaps/c")[0] == 404
-    # deleting the namespace deletes its objects
-    code, s = call(apiserver, "DELETE", "/api/v1/namespaces/demo")
-    assert code == 200 and s["status"] == "Success"
+    # deleting the namespace: it answers the Namespace, Terminating, its objects go; nothing new
+    # may be created in it, a second delete is a conflict; then it is purged
+    code, gone = call(apiserver, "DELETE", "/api/v1/namespaces/demo")
+    assert code == 200 and gone["status"]["phase"] == "Terminating" and gone["metadata"]["deletionTimestamp"], gone
     assert call(apiserver, "GET", "/api/v1/configmaps?fieldSelector=metadata.namespace%3Ddemo")[1]["items"] == []
+    code, s = call(apiserver, "POST", "/api/v1/namespaces/demo/configmaps", {"metadata": {"name": "late"}})
+    assert (code, s["reason"], s["message"]) == (403, "Forbidden", 'configmaps "late" is forbidden: unable to create new '
+                                                 "content in namespace demo because it is being terminated"), s
+    assert s["details"]["causes"] == [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                       "message": "namespace demo is being terminated"}]
+    code, s = call(apiserver, "DELETE", "/api/v1/namespaces/demo")
+    assert (code, s["reason"]) == (409, "Conflict") and "The system is ensuring all content is removed" in s["message"]
+    assert call(apiserver, "GET", "/api/v1/namespaces/demo")[1]["status"]["phase"] == "Terminating"
+    deadline = time.monotonic() + 10
+    while call(apiserver, "GET", "/api/v1/namespaces/demo")[0] != 404:
+        assert time.monotonic() < deadline, "the namespace was never purged"
+        time.sleep(0.2)
+    assert call(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "demo"}})[0] == 201
+    call(apiserver, "DELETE", "/api/v1/namespaces/demo")
 
 
 def test_server_evicts_pods_listed_by_node(apiserver):
@@ -945,3 +962,30 @@ def test_what_the_server_normalises_is_no_change_and_unknown_fields_are_refused(
     with pytest.raises(ObjectError, match=r'unknown field "spec.replica"'):
         objs.apply(typo)
     assert objs.get(typo) is None
+
+
+def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
+    """module_utils/k8s/service.py against a Terminating namespace (the double keeps it
+    NS_TERMINATING_SECONDS): the apply waits until it is gone and creates it again, and its content
+    after it (a create inside it while it terminates is refused by the server); a delete of it
+    while it terminates is no second delete; a wait longer than gone_timeout fails naming it."""
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
+    objs = collection_objects(apiserver)
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "again"}}
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "again"}, "data": {"k": "v"}}
+    assert [objs.apply(o)["action"] for o in (ns, cm)] == ["created", "created"]
+    assert objs.delete(ns) is True
+    assert objs.get(ns)["status"]["phase"] == "Terminating"
+    assert objs.delete(ns) is False
+    assert collection_objects(apiserver, check_mode=True).apply(ns)["action"] == "created"
+    started = time.monotonic()
+    assert objs.apply(ns)["action"] == "created"
+    assert time.monotonic() - started > 1 and "deletionTimestamp" not in objs.get(ns)["metadata"]
+    assert objs.apply(cm)["action"] == "created"
+    assert objs.delete(ns) is True
+    objs.gone_timeout = 1
+    with pytest.raises(ObjectError, match=r"timed out after 1 s waiting for Namespace again to be gone \(Terminating\)"):
+        objs.apply(ns)
+    objs.gone_timeout = 30
+    objs.wait_gone(ns)
+    assert objs.get(ns) is None

@@ -7,7 +7,7 @@ patch would store (the API server validates, defaults and normalises it and stor
 Decisions are objects.py's; this file only talks."""
 from __future__ import annotations
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import objects
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import objects, waiter
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.resource import Discovery
 
@@ -20,11 +20,28 @@ class ObjectError(Exception):
     """A failure already worded with the object it concerns."""
 
 
+def being_deleted(obj):
+    """The object has a deletionTimestamp: its finalizers hold it until its deletion completes (a
+    Namespace Terminating while the namespace controller removes its content)."""
+    return bool(((obj or {}).get("metadata") or {}).get("deletionTimestamp"))
+
+
 class Objects:
-    def __init__(self, client, check_mode=False):
+    def __init__(self, client, check_mode=False, gone_timeout=120):
         self.client = client
         self.discovery = Discovery(client)
         self.check_mode = check_mode
+        self.gone_timeout = gone_timeout
+
+    def wait_gone(self, obj, delay=1.0):
+        """Wait until an object being deleted is gone; ObjectError naming it after gone_timeout s."""
+        def poll():
+            live = self.get(obj)
+            return [] if live is None else [(objects.identity(obj), "gone", "Terminating" if being_deleted(live)
+                                             else "still there")]
+        waiting, dummy = waiter.wait(poll, self.gone_timeout, delay)
+        if waiting:
+            raise ObjectError(f"timed out after {self.gone_timeout} s waiting for {waiter.describe(waiting)}")
 
     def _target(self, obj):
         meta = obj.get("metadata") or {}
@@ -73,6 +90,14 @@ class Objects:
         live = self.get(desired)
         res, ns, name = self._target(desired)
         query = dict(STRICT, **DRY_RUN) if self.check_mode else dict(STRICT)
+        if being_deleted(live):
+            # still being deleted (a namespace pruned earlier, Terminating): created again once it
+            # is gone - the server refuses new content in a terminating namespace
+            if self.check_mode:
+                skip_dry_run = True
+            else:
+                self.wait_gone(desired)
+            live = None
         if live is None:
             body = objects.annotated(desired)
             if not (self.check_mode and skip_dry_run):
@@ -96,9 +121,10 @@ class Objects:
         return {"action": "updated", "before": before, "after": objects.for_display(shown)}
 
     def delete(self, obj):
-        """True when the object existed (and is deleted, or would be in check mode)."""
+        """True when the object existed (and is deleted, or would be in check mode); an object
+        already being deleted is left to finish (False)."""
         live = self.get(obj)
-        if live is None:
+        if live is None or being_deleted(live):
             return False
         res, ns, name = self._target(obj)
         query = dict(DRY_RUN) if self.check_mode else None

@@ -67,6 +67,22 @@ def conflict(res, name):
                     _details(res, name))
 
 
+def namespace_terminating(res, name, ns):
+    """A create in a namespace being deleted (the NamespaceLifecycle admission plugin,
+    apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go)."""
+    return ApiError(403, f'{res.qualified} "{name}" is forbidden: unable to create new content in namespace {ns} '
+                         "because it is being terminated", "Forbidden",
+                    {**_details(res, name), "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                                        "message": f"namespace {ns} is being terminated"}]})
+
+
+def namespace_purging(name):
+    """A second DELETE of a namespace already Terminating (pkg/registry/core/namespace/storage)."""
+    return ApiError(409, f'Operation cannot be fulfilled on namespaces "{name}": The system is ensuring all content '
+                         "is removed from this namespace.  Upon completion, this namespace will automatically be "
+                         "purged by the system.", "Conflict", {"name": name, "kind": "namespaces"})
+
+
 def forbidden(user, verb, res_plural, group, name=None, ns=None, sub=None):
     what = res_plural + (f"/{sub}" if sub else "")
     scope = f' in the namespace "{ns}"' if ns else " at the cluster scope"

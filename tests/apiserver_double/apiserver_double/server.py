@@ -64,6 +64,7 @@ class Api:
         self._validate = None
         self._sync_lock = threading.Lock()
         self.marked = []          # nodes this host's kubeadm marked as control-plane
+        self.terminating = {}     # namespace -> monotonic time its deletion completes (this double's)
 
     # ---------------------------------------------------------------- keys and resources
     @staticmethod
@@ -361,9 +362,64 @@ class Api:
                 and logic.match_expressions_match(o["spec"]["selector"], labels)]
         return logic.eviction_refusal(pod, pdbs)
 
-    def check_namespace(self, res, ns):
-        if res.namespaced and ns and not self.store.get(self.key(NS_RES, None, ns)):
-            raise logic.namespace_not_found(ns)
+    def check_namespace(self, res, ns, creating=None):
+        """404 for a missing namespace; creating (the new object's name): 403 while it terminates."""
+        if res.namespaced and ns:
+            got = self.store.get(self.key(NS_RES, None, ns))
+            if not got:
+                raise logic.namespace_not_found(ns)
+            if creating is not None and got[0].get("metadata", {}).get("deletionTimestamp"):
+                raise logic.namespace_terminating(res, creating, ns)
+
+    # -------------------------------------------------------------- namespace deletion (Terminating)
+    # DELETE of a namespace (pkg/registry/core/namespace/storage/storage.go): its "kubernetes"
+    # finalizer keeps it, with a deletionTimestamp and phase Terminating, while the namespace
+    # controller (pkg/controller/namespace/deletion) deletes its content; then it is purged. The
+    # double removes the content at once and the namespace NS_TERMINATING_SECONDS later (the real
+    # controller's time depends on the content and its finalizers: seconds, at least).
+    NS_TERMINATING_SECONDS = 3.0
+
+    def terminate_namespace(self, obj, name, dry):
+        if obj["metadata"].get("deletionTimestamp"):
+            raise logic.namespace_purging(name)
+        obj = copy.deepcopy(obj)
+        obj["metadata"]["deletionTimestamp"] = now()
+        obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
+        if dry:
+            return self.out(NS_RES, obj, self.store.revision())
+        for dummy in range(5):
+            got = self.store.get(self.key(NS_RES, None, name))
+            if not got:
+                raise logic.not_found(NS_RES, name)
+            if got[0]["metadata"].get("deletionTimestamp"):
+                raise logic.namespace_purging(name)
+            marked = {**got[0], "metadata": obj["metadata"], "status": obj["status"]}
+            rev = self.store.update(self.key(NS_RES, None, name), marked, got[1])
+            if rev is not None:
+                break
+        else:
+            raise logic.conflict(NS_RES, name)
+        self.purge_content(name)
+        self.terminating[name] = time.monotonic() + self.NS_TERMINATING_SECONDS
+        return self.out(NS_RES, obj, rev)
+
+    def purge_content(self, ns):
+        for r in self.all_resources():
+            if r.namespaced:
+                self.store.delete_prefix(self.key(r, ns))
+
+    def finish_terminations(self, at_start=False):
+        """Purge the namespaces whose deletion this double began, once their time is up; at start,
+        take over any namespace left Terminating (a restart)."""
+        if at_start:
+            for o, dummy in self.store.list(self.key(NS_RES, None))[0]:
+                if o["metadata"].get("deletionTimestamp"):
+                    self.terminating.setdefault(o["metadata"]["name"], time.monotonic())
+        for name, due in list(self.terminating.items()):
+            if time.monotonic() >= due:
+                self.purge_content(name)
+                self.store.delete(self.key(NS_RES, None, name))
+                self.terminating.pop(name, None)
 
     def body_identity(self, res, obj, ns, name=None):
         if not isinstance(obj, dict):
@@ -395,7 +451,7 @@ class Api:
 
     def create(self, res, ns, obj, dry=False, fv="Warn", internal=False):
         obj = self.body_identity(res, obj, ns)
-        self.check_namespace(res, ns)
+        self.check_namespace(res, ns, creating=obj["metadata"].get("name") or "")
         obj = logic.prepare_create(obj, res, str(uuid.uuid4()), now(), keep_status=res.plural == "nodes" or internal)
         if res.plural == "namespaces":
             obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
@@ -494,13 +550,11 @@ class Api:
         if not got:
             raise logic.not_found(res, name)
         obj, dummy = got
+        if res.plural == "namespaces":
+            return self.terminate_namespace(obj, name, dry)
         if not dry:
             if not self.store.delete(self.key(res, ns, name)):
                 raise logic.not_found(res, name)
-            if res.plural == "namespaces":
-                for r in self.all_resources():
-                    if r.namespaced:
-                        self.store.delete_prefix(self.key(r, name))
             if res.plural == "customresourcedefinitions":
                 for r in resources.crd_resources(obj):
                     self.store.delete_prefix(self.key(r, None))
@@ -893,6 +947,19 @@ class TLSServer(http.server.ThreadingHTTPServer):
         pass
 
 
+def start_namespace_controller(api, log_fn=log):
+    """The thread that purges namespaces at the end of their Terminating time (Api.finish_terminations)."""
+    def loop():
+        api.finish_terminations(at_start=True)
+        while True:
+            time.sleep(0.5)
+            try:
+                api.finish_terminations()
+            except Exception as e:  # noqa: BLE001
+                log_fn(f"E namespace deletion: {e}")
+    threading.Thread(target=loop, daemon=True).start()
+
+
 def serve(args, api, log_fn=log):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(args["tls-cert-file"], args["tls-private-key-file"])
@@ -917,6 +984,7 @@ def serve(args, api, log_fn=log):
             except Exception as e:  # noqa: BLE001
                 log_fn(f"E sync: {e}")
     threading.Thread(target=housekeeping, daemon=True).start()
+    start_namespace_controller(api, log_fn)
     log_fn(f"I kube-apiserver double v{api.version} serving on {bind}:{args.get('secure-port', 6443)} "
            f"(storage: {api.store.kind})")
     server.serve_forever()
