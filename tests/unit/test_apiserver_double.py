@@ -989,3 +989,55 @@ def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
     objs.gone_timeout = 30
     objs.wait_gone(ns)
     assert objs.get(ns) is None
+
+
+def test_server_refuses_what_validation_go_refuses(apiserver):
+    """The kinds' rules the schemas cannot express (pkg/apis/apps, core and rbac validation.go;
+    apimachinery's annotation size limit), each a 422 Invalid naming the field, as the real server:
+    a selector that does not match the template, a changed selector, a StatefulSet spec field that
+    may not change, a changed roleRef, a port out of range, annotations over 256 KiB."""
+    apps = "/apis/apps/v1/namespaces/default"
+
+    def refused(method, path, body, field, message, ctype="application/json"):
+        code, s = call(apiserver, method, path, body, ctype=ctype)
+        assert (code, s["reason"]) == (422, "Invalid"), s
+        assert [(c["field"], c["message"]) for c in s["details"]["causes"]] == [(field, message)], s
+        return s
+    bad = deployment("mismatch")
+    bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    s = refused("POST", f"{apps}/deployments", bad, "spec.template.metadata.labels",
+                'Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`')
+    assert s["message"].startswith('Deployment.apps "mismatch" is invalid: spec.template.metadata.labels: ')
+    assert call(apiserver, "POST", f"{apps}/deployments", deployment("sel"))[0] == 201
+    moved = {"spec": {"selector": {"matchLabels": {"app": "sel2"}}, "template": {"metadata": {"labels": {"app": "sel2"}}}}}
+    refused("PATCH", f"{apps}/deployments/sel", moved, "spec.selector",
+            'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"sel2"}, '
+            'MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
+            ctype="application/merge-patch+json")
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"}, "spec": {
+        "serviceName": "db", "selector": {"matchLabels": {"app": "db"}}, "template": {
+            "metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "r/db:1"}]}}}}
+    assert call(apiserver, "POST", f"{apps}/statefulsets", sts)[0] == 201
+    assert call(apiserver, "PATCH", f"{apps}/statefulsets/db", {"spec": {"replicas": 3}},
+                ctype="application/merge-patch+json")[0] == 200
+    refused("PATCH", f"{apps}/statefulsets/db", {"spec": {"serviceName": "other"}}, "spec",
+            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+            "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            ctype="application/merge-patch+json")
+    rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "rb"},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+          "subjects": [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}]}
+    rbs = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+    assert call(apiserver, "POST", rbs, rb)[0] == 201
+    refused("PATCH", f"{rbs}/rb", {"roleRef": {"name": "edit"}}, "roleRef",
+            'Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: '
+            "cannot change roleRef", ctype="application/merge-patch+json")
+    port = deployment("port")
+    port["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 70000}]
+    refused("POST", f"{apps}/deployments", port, "spec.template.spec.containers[0].ports[0].containerPort",
+            "Invalid value: 70000: must be between 1 and 65535, inclusive")
+    big = {"metadata": {"name": "big", "annotations": {"a": "x" * (256 * 1024)}}}
+    refused("POST", "/api/v1/namespaces/default/configmaps", big, "metadata.annotations",
+            "Too long: must have at most 262144 bytes")
+    for path in (f"{apps}/deployments/sel", f"{apps}/statefulsets/db", f"{rbs}/rb"):
+        call(apiserver, "DELETE", path)

@@ -107,6 +107,89 @@ def invalid(res, name, causes):
     return ApiError(422, f'{res.kind_qualified} "{name}" is invalid: {joined}', "Invalid", d)
 
 
+# ------------------------------------------------------------------------------ semantic validation
+# Rules of pkg/apis/*/validation/validation.go that the OpenAPI schemas cannot express, for the
+# kinds the collection and its components write. Values are shown as field.Error shows them (Go's
+# %#v of the internal type; strings quoted, numbers plain).
+ANNOTATIONS_LIMIT = 256 * 1024     # apimachinery/pkg/api/validation/objectmeta.go TotalAnnotationSizeLimitB
+APPS_SELECTED = ("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet")
+STATEFULSET_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
+                       "minReadySeconds")
+
+
+def _go_map(m):
+    return "map[string]string{" + ", ".join(f'"{k}":"{v}"' for k, v in sorted((m or {}).items())) + "}"
+
+
+def _go_selector(sel):
+    sel = sel or {}
+    exprs = sel.get("matchExpressions")
+    shown = "[]v1.LabelSelectorRequirement(nil)" if not exprs else "[]v1.LabelSelectorRequirement{" + ", ".join(
+        f'v1.LabelSelectorRequirement{{Key:"{e.get("key")}", Operator:"{e.get("operator")}", Values:'
+        + ("[]string(nil)" if not e.get("values") else "[]string{" + ", ".join(f'"{x}"' for x in e["values"]) + "}")
+        + "}" for e in exprs) + "}"
+    labels = "map[string]string(nil)" if not sel.get("matchLabels") else _go_map(sel["matchLabels"])
+    return f"v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{shown}}}"
+
+
+def _ports(obj):
+    """(field path, value) of every port number the kind's validation ranges over."""
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "Pod":
+        pod, base = spec, "spec"
+    else:
+        pod, base = (spec.get("template") or {}).get("spec") or {}, "spec.template.spec"
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(pod.get(key) or []):
+            for j, p in enumerate(c.get("ports") or []):
+                for f in ("containerPort", "hostPort"):
+                    if f in p and not (f == "hostPort" and p[f] == 0):
+                        yield f"{base}.{key}[{i}].ports[{j}].{f}", p[f]
+    if obj.get("kind") == "Service":
+        for j, p in enumerate(spec.get("ports") or []):
+            yield f"spec.ports[{j}].port", p.get("port")
+            if isinstance(p.get("targetPort"), int):
+                yield f"spec.ports[{j}].targetPort", p["targetPort"]
+            if p.get("nodePort"):
+                yield f"spec.ports[{j}].nodePort", p["nodePort"]
+
+
+def semantic_problems(obj, old=None):
+    """[(field, reason, message)] of the rules above; old: the stored object of an update."""
+    out = []
+    meta = obj.get("metadata") or {}
+    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in (meta.get("annotations") or {}).items())
+    if size > ANNOTATIONS_LIMIT:
+        out.append(("metadata.annotations", "FieldValueTooLong", f"Too long: must have at most {ANNOTATIONS_LIMIT} bytes"))
+    kind, spec = obj.get("kind"), obj.get("spec") or {}
+    for path, value in _ports(obj):
+        if isinstance(value, int) and not 1 <= value <= 65535:
+            out.append((path, "FieldValueInvalid", f"Invalid value: {value}: must be between 1 and 65535, inclusive"))
+    if kind in APPS_SELECTED:
+        sel = spec.get("selector")
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        if not sel or not (sel.get("matchLabels") or sel.get("matchExpressions")):
+            out.append(("spec.selector", "FieldValueRequired", "Required value"))
+        elif not match_expressions_match(sel, labels):
+            out.append(("spec.template.metadata.labels", "FieldValueInvalid",
+                        f"Invalid value: {_go_map(labels)}: `selector` does not match template `labels`"))
+    if old is not None and kind in ("Deployment", "DaemonSet", "ReplicaSet"):
+        if spec.get("selector") != (old.get("spec") or {}).get("selector"):
+            out.append(("spec.selector", "FieldValueInvalid",
+                        f"Invalid value: {_go_selector(spec.get('selector'))}: field is immutable"))
+    if old is not None and kind == "StatefulSet":
+        was = old.get("spec") or {}
+        if any(spec.get(k) != was.get(k) for k in set(spec) | set(was) if k not in STATEFULSET_MUTABLE):
+            out.append(("spec", "FieldValueForbidden", "Forbidden: updates to statefulset spec for fields other than "
+                        "'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' "
+                        "and 'minReadySeconds' are forbidden"))
+    if old is not None and kind in ("RoleBinding", "ClusterRoleBinding") and obj.get("roleRef") != old.get("roleRef"):
+        ref = obj.get("roleRef") or {}
+        out.append(("roleRef", "FieldValueInvalid", f'Invalid value: rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", '
+                    f'Kind:"{ref.get("kind", "")}", Name:"{ref.get("name", "")}"}}: cannot change roleRef'))
+    return out
+
+
 # ------------------------------------------------------------------------------ names
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

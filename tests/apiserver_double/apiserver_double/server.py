@@ -281,14 +281,19 @@ class Api:
                 w.extend(f'unknown field "{f}"' for f in dropped)
         return dropped
 
-    def admit(self, res, obj, field_validation="Warn"):
+    def admit(self, res, obj, field_validation="Warn", old=None):
         """Decode (unknown fields by fieldValidation), default, validate: the order of the real
         server's handlers (decode -> defaulting in the conversion to the internal version ->
-        admission -> validation)."""
+        admission -> validation: the schema's, then the kind's rules; old: the stored object of an
+        update, for the rules on changes)."""
         if not res.crd and isinstance(obj.get("metadata"), dict):
             self._unknown_fields(res, obj, field_validation)
             defaults.apply(obj)
         self.validate(res, obj, "Ignore" if not res.crd else field_validation)
+        if not res.crd:
+            probs = logic.semantic_problems(obj, old)
+            if probs:
+                raise logic.invalid(res, obj["metadata"].get("name", ""), probs)
 
     def validate(self, res, obj, field_validation="Strict"):
         name = (obj.get("metadata") or {}).get("name", "")
@@ -530,7 +535,7 @@ class Api:
                 new = logic.prepare_update(new, cur, res)
             if res.plural == "customresourcedefinitions":
                 new["status"] = resources.established(new)
-            self.admit(res, new, fv)
+            self.admit(res, new, fv, old=cur if sub != "status" else None)
             if sub != "status":
                 logic.bump_generation(new, cur)
             if dry:
