@@ -179,7 +179,7 @@ def test_schema_error_names_object_and_field(five, site, flannel):
            "spec": {"selector": {"matchLabels": {"app": "bad"}},
                     "template": {"metadata": {"labels": {"app": "bad"}}, "spec": {"containers": [
                         {"name": "c", "image": "registry.tke.com/library/pause:3.9",
-                         "ports": [{"containerPort": "http"}]}]}}}}
+                         "ports": [{"containerPort": 70000}]}]}}}}
     play = site["dir"] / "bad.yml"
     play.write_text(
         "- hosts: h1\n  gather_facts: false\n  tasks:\n    - offline_pot.tke.k8s_apply:\n"
@@ -187,7 +187,9 @@ def test_schema_error_names_object_and_field(five, site, flannel):
     run = run_playbook(play, site["inv"])
     assert run.rc != 0
     assert shows(run, "DaemonSet kube-flannel/bad: Invalid:"), run.explain()
+    # the real server's 422 for a port out of range (a wrong type would be its 400 "cannot unmarshal")
     assert shows(run, "spec.template.spec.containers[0].ports[0].containerPort"), run.explain()
+    assert shows(run, "must be between 1 and 65535, inclusive"), run.explain()
     assert kubectl(five, "-n kube-flannel get ds bad").returncode != 0
 
 
