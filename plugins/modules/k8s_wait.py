@@ -14,7 +14,9 @@ description:
   - Polls the API until every object named in I(objects) is ready, or fails after I(timeout)
     seconds naming each object still waited for, what it waits for and its state.
   - DaemonSet is rolled out and Deployment available by C(kubectl rollout status)'s rule (the
-    controller saw the latest spec; every pod updated and available). StatefulSet is rolled out by
+    controller saw the latest spec; every pod updated and available; no old Deployment replica
+    left; a DaemonSet no node fits, or with the OnDelete strategy, has nothing to wait for). A
+    Deployment past its progress deadline fails the module at once. StatefulSet is rolled out by
     the same command's rule (every replica ready; the partitioned roll out done, or the current
     revision the update revision). Node is Ready when its Ready condition is True.
   - An object may select several by I(label_selector) instead of a name; with I(names), every
@@ -134,7 +136,7 @@ def main():
 
         try:
             waiting, waited = waiter.wait(poll, p["timeout"], p["delay"])
-        except (ObjectError, ApiError) as e:
+        except (ObjectError, ApiError, waiter.RolloutFailed) as e:
             module.fail_json(msg=str(e))
     if waiting:
         module.fail_json(msg=f"timed out after {p['timeout']} s waiting for {waiter.describe(waiting)}",

@@ -4,12 +4,17 @@
 """When an object is ready (pure rules, tests/unit/plugins/module_utils/k8s/test_waiter.py) and
 the polling wait. The rules are kubectl's: `kubectl rollout status` for DaemonSets and
 Deployments (k8s.io/kubectl/pkg/polymorphichelpers/rollout_status.go: observedGeneration caught
-up, every pod updated and available; for StatefulSets isStatefulSetRolloutDone's rule: ready replicas,
+up, every pod updated and available, no old replica left, a Deployment past its progress
+deadline failed at once; a DaemonSet that no node fits has nothing to roll out; for StatefulSets isStatefulSetRolloutDone's rule: ready replicas,
 the partitioned roll out or the update revision) and the node lifecycle's Ready condition for Nodes
 (k8s.io/api/core/v1 types.go NodeReady)."""
 from __future__ import annotations
 
 import time
+
+
+class RolloutFailed(Exception):
+    """An object that will not become ready by waiting (a Deployment past its progress deadline)."""
 
 
 def _generation_seen(obj):
@@ -18,19 +23,35 @@ def _generation_seen(obj):
 
 
 def daemonset_rolled_out(ds):
+    """DaemonSetStatusViewer: the spec observed, every scheduled pod updated and available (none
+    scheduled - no node fits - is done; an OnDelete strategy has no roll out to wait for)."""
     s = ds.get("status") or {}
     want = s.get("desiredNumberScheduled", 0)
     updated, available = s.get("updatedNumberScheduled", 0), s.get("numberAvailable", 0)
-    ok = _generation_seen(ds) and want > 0 and updated >= want and available >= want
-    return ok, f"{available}/{want} pods available, {updated} updated"
+    detail = f"{available}/{want} pods available, {updated} updated"
+    if ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type", "RollingUpdate") != "RollingUpdate":
+        return True, detail
+    return _generation_seen(ds) and updated >= want and available >= want, detail
 
 
 def deployment_available(dep):
+    """DeploymentStatusViewer: the spec observed; the Progressing condition's
+    ProgressDeadlineExceeded fails at once; spec.replicas updated, no old replica pending
+    termination (status.replicas > updatedReplicas), the updated ones available."""
     s = dep.get("status") or {}
     want = (dep.get("spec") or {}).get("replicas", 1)
     updated, available = s.get("updatedReplicas", 0), s.get("availableReplicas", 0)
-    ok = _generation_seen(dep) and updated >= want and available >= want
-    return ok, f"{available}/{want} replicas available, {updated} updated"
+    old = s.get("replicas", 0) - updated
+    detail = f"{available}/{want} replicas available, {updated} updated" + \
+        (f", {old} old pending termination" if old > 0 else "")
+    if not _generation_seen(dep):
+        return False, detail
+    progressing = next((c for c in s.get("conditions") or [] if c.get("type") == "Progressing"), {})
+    if progressing.get("reason") == "ProgressDeadlineExceeded":
+        name = (dep.get("metadata") or {}).get("name")
+        raise RolloutFailed(f'deployment "{name}" exceeded its progress deadline ({detail}'
+                            + (f": {progressing['message']}" if progressing.get("message") else "") + ")")
+    return updated >= want and old <= 0 and available >= updated, detail
 
 
 def statefulset_rolled_out(sts):

@@ -1,3 +1,5 @@
+import pytest
+
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import waiter
 
 
@@ -19,7 +21,10 @@ def test_daemonset_rollout_rule():
     assert not waiter.daemonset_rolled_out(ds(generation=2))[0]       # controller has not seen the spec
     assert not waiter.daemonset_rolled_out(ds(available=3))[0]
     assert not waiter.daemonset_rolled_out(ds(updated=4))[0]
-    assert not waiter.daemonset_rolled_out(ds(want=0, updated=0, available=0))[0]
+    # no node fits: nothing to roll out (kubectl rollout status: done)
+    assert waiter.daemonset_rolled_out(ds(want=0, updated=0, available=0))[0]
+    ondelete = dict(ds(available=0), spec={"updateStrategy": {"type": "OnDelete"}})
+    assert waiter.daemonset_rolled_out(ondelete)[0]
     assert waiter.daemonset_rolled_out(ds(available=3))[1] == "3/5 pods available, 5 updated"
 
 
@@ -29,6 +34,18 @@ def test_deployment_rule():
     assert not waiter.deployment_available(dep)[0]
     dep["status"]["availableReplicas"] = 2
     assert waiter.deployment_available(dep) == (True, "2/2 replicas available, 2 updated")
+    # a replica of the old ReplicaSet still there
+    dep["status"]["replicas"] = 3
+    assert waiter.deployment_available(dep) == (False, "2/2 replicas available, 2 updated, 1 old pending termination")
+    # past its progress deadline: no use waiting
+    dep["metadata"]["name"] = "web"
+    dep["status"]["conditions"] = [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                                    "message": 'ReplicaSet "web-5d" has timed out progressing.'}]
+    with pytest.raises(waiter.RolloutFailed, match=r'deployment "web" exceeded its progress deadline \(2/2 replicas '
+                       r'available, 2 updated, 1 old pending termination: ReplicaSet "web-5d" has timed out progressing.\)'):
+        waiter.deployment_available(dep)
+    dep["metadata"]["generation"] = 3       # a new spec not observed yet: waited for, not failed
+    assert not waiter.deployment_available(dep)[0]
 
 
 def sts(replicas=2, ready=2, updated=2, generation=1, observed=1, strategy=None, **status):
