@@ -955,13 +955,14 @@ class TLSServer(http.server.ThreadingHTTPServer):
 def start_namespace_controller(api, log_fn=log):
     """The thread that purges namespaces at the end of their Terminating time (Api.finish_terminations)."""
     def loop():
-        api.finish_terminations(at_start=True)
+        first = True
         while True:
-            time.sleep(0.5)
             try:
-                api.finish_terminations()
-            except Exception as e:  # noqa: BLE001
+                api.finish_terminations(at_start=first)
+                first = False
+            except Exception as e:  # noqa: BLE001  (the store not answering yet: tried again)
                 log_fn(f"E namespace deletion: {e}")
+            time.sleep(0.5)
     threading.Thread(target=loop, daemon=True).start()
 
 
