@@ -6,7 +6,6 @@ from __future__ import annotations
 
 # Documentation: plugins/modules/install_hook.py (ansible-doc reads it there).
 
-import hashlib
 import os
 import re
 import shutil
@@ -74,8 +73,7 @@ class ActionModule(ActionModuleBase):
         phase = f"hook:{name}"
         use_journal = args["journal"] and phase in ij.PHASE_NAMES
         journal_path = os.path.join(to_text(self._templar.template(task_vars.get("tke_state_dir"))), "journal.json")
-        with open(path, "rb") as fh:
-            fp = {"controller": hashlib.sha256(fh.read()).hexdigest()}
+        fp = ij.hook_fingerprint(os.path.abspath(to_text(hooks_dir)), name)
         if use_journal:
             journal = ij.load(read_text(journal_path))
             force = ij.parse_phase_list(self._templar.template(task_vars.get("force_phases")), "force_phases")

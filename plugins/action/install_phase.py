@@ -26,7 +26,7 @@ class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
     ARGUMENT_SPEC = dict(
         phase=dict(type="str"),
-        state=dict(type="str", choices=["start", "done", "forget", "lock", "versions"], required=True),
+        state=dict(type="str", choices=["start", "done", "forget", "lock", "versions", "adopt_check", "adopt"], required=True),
         journal=dict(type="path"),
         force=dict(type="raw"),
         skip=dict(type="raw"),
@@ -45,6 +45,8 @@ class ActionModule(ActionModuleBase):
             return self._lock(args, result, task_vars)
         if state == "versions":
             return self._versions(args, result, task_vars)
+        if state in ("adopt_check", "adopt"):
+            return self._adopt(state, result, task_vars)
         if phase not in ij.PHASE_NAMES:
             raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
 
@@ -151,6 +153,62 @@ class ActionModule(ActionModuleBase):
                       banner=f"journal: forgot {', '.join(had) or 'no host'} (step {new.get('step', 0)})")
         if self._task.diff:
             result["diff"] = dict(before=ij.dump(journal), after=ij.dump(new), before_header=path, after_header=path)
+        return result
+
+    def _adopt(self, state, result, task_vars):
+        """playbooks/adopt.yml. adopt_check: the hosts agree on the site they belong to and this
+        folder holds no site's state (nothing written). adopt: with the PKI store rebuilt (k8s_pki
+        adopt), site.json and the journal (install_journal.rebuild) from what the hosts record;
+        tke.json's step follows."""
+        state_dir = to_text(self._templar.template(task_vars.get("tke_state_dir")))
+        hosts = list(task_vars.get("ansible_play_hosts") or [])
+        machines, records = self._host_reads(hosts, task_vars)
+        theirs = {h: si.parse_host_text(f.get(si.HOST_FILE)) for h, f in self._host_files(hosts, task_vars).items()}
+        recorded = {h: i for h, i in theirs.items() if i}
+        sites = {(i["id"], i.get("ca_sha256")) for i in recorded.values()}
+        if not recorded:
+            raise AnsibleActionFail("adopt: no host of the inventory records a site, nothing to adopt (hosts that "
+                                    "belong to no site are installed by install.yml)")
+        if len(sites) > 1:
+            raise AnsibleActionFail("adopt: the hosts record different sites, nothing was written: " + "; ".join(
+                f"{h}: {si.describe(i)}" for h, i in sorted(recorded.items())))
+        site_id, ca = sites.pop()
+        identity = {"id": site_id, "ca_sha256": ca} if ca else {"id": site_id}
+        path = os.path.join(state_dir, si.CONTROLLER_FILE)
+        stored = read_text(path)
+        if state == "adopt_check":
+            if stored.strip():
+                raise AnsibleActionFail(f"adopt: {path} exists: this folder holds a site's state already; adopt "
+                                        "rebuilds a lost one only (nothing was written)")
+            result.update(changed=False, identity=identity, hosts=sorted(recorded),
+                          msg=f"the hosts {', '.join(sorted(recorded))} record {si.describe(identity)}"
+                          + (f"; {', '.join(sorted(set(hosts) - set(recorded)))} record none" if len(recorded) < len(hosts) else ""))
+            return result
+        pki_dir = to_text(self._templar.template(task_vars.get("pki_dir") or os.path.join(state_dir, "pki")))
+        store_ca = si.ca_fingerprint(read_text(os.path.join(pki_dir, "ca.crt")))
+        if not self._task.check_mode and ca and store_ca != ca:
+            raise AnsibleActionFail(f"adopt: the store's CA ({store_ca}) is not the one the hosts record ({ca})")
+        fingerprints, names = {}, {}
+        for p in ij.PHASES:
+            if not p.name.startswith("hook:"):
+                with_it = [h for h in hosts if p.name in (records.get(h) or {})]
+                fingerprints[p.name], names[p.name] = self._fingerprints(p.name, with_it, task_vars)
+        hooks_dir = to_text(self._templar.template(task_vars.get("tke_hooks_dir", "hooks")))
+        hooks = {p.name: ij.hook_fingerprint(hooks_dir, p.name[len("hook:"):]) for p in ij.PHASES
+                 if p.name.startswith("hook:")}
+        journal, again = ij.rebuild(records, fingerprints, hooks, utc_now(), machines=machines, names=names)
+        journal_path = os.path.join(state_dir, "journal.json")
+        if not self._task.check_mode:
+            write_private(path, si.dump(identity))
+            write_private(journal_path, ij.dump(journal))
+            sync_tke_json_step(state_dir, journal.get("step", 0))
+        done = [n for n in ij.PHASE_NAMES if n in journal["phases"]]
+        result.update(changed=True, identity=identity, journal=journal_path, step=journal.get("step", 0),
+                      phases_done=done, runs_again=again,
+                      msg=f"adopted {si.describe(identity)}: journal rebuilt from the hosts' records, done: "
+                      + (", ".join(done) or "none")
+                      + "".join(f"; {p} runs again on {', '.join(h)} (its inputs differ from what they record)"
+                                for p, h in again.items()))
         return result
 
     def _identity(self, state_dir, var):

@@ -4,13 +4,18 @@
 """Controller-side PKI authority (documentation: plugins/modules/k8s_pki.py)."""
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime
 import os
+import tarfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import site_identity as si
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki import adoption
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import read_tree, write_pki_file
 
@@ -53,6 +58,8 @@ class ActionModule(ActionModuleBase):
         renew_days=dict(type="int", default=k8s_pki.RENEW_DAYS),
         force=dict(type="list", elements="str", default=[]),
         user_cas=dict(type="dict", default={}),
+        adopt=dict(type="dict", no_log=True),
+        adopt_ca_sha256=dict(type="str"),
     )
     _supports_check_mode = True
     _supports_async = False
@@ -88,6 +95,8 @@ class ActionModule(ActionModuleBase):
 
         existing = read_tree(pki_dir) if os.path.isdir(pki_dir) else {}
         now = datetime.datetime.now(datetime.timezone.utc)
+        if args["adopt"] is not None:
+            return self._adopt(args, result, cluster, pki_dir, existing, now, renew_days)
         try:
             files, actions, warnings = k8s_pki.reconcile(cluster, existing, now, renew_days, force, user_cas)
         except ValueError as e:
@@ -123,6 +132,57 @@ class ActionModule(ActionModuleBase):
                 "before": "".join(summary(existing, n, now) for n in names),
                 "after": "".join(f"{a.name}: {a.action} ({a.reason})\n" for a in touched)
                 + "".join(summary(files, n, now) for n in names)}
+        return result
+
+    def _adopt(self, args, result, cluster, pki_dir, existing, now, renew_days):
+        """playbooks/adopt.yml: the store rebuilt from what the hosts hold (k8s_pki/adoption.py), the
+        CA checked against the site's identity the hosts record; what no host holds and the store
+        can make (TKE's admin client certificate) is issued; nothing is written on any host."""
+        if "ca.crt" in existing:
+            raise AnsibleActionFail(f"{pki_dir} already holds a CA: adopt rebuilds a lost store only, it never "
+                                    "replaces one (move the folder away first if it is not this site's)")
+        reads = {}
+        for host, text in args["adopt"].items():
+            try:
+                reads[host] = adoption.read_tar(base64.b64decode(text or ""))
+            except (binascii.Error, tarfile.TarError, EOFError, OSError) as e:
+                raise AnsibleActionFail(f"adopt: what {host} sent cannot be read ({e.__class__.__name__})")
+        files, conflicts, missing = adoption.assemble(cluster, reads)
+        if conflicts:
+            raise AnsibleActionFail("adopt: the hosts do not hold one PKI, nothing was written: " + "; ".join(conflicts))
+        ca = si.ca_fingerprint((files.get("ca.crt") or b"").decode())
+        if not ca:
+            raise AnsibleActionFail("adopt: no host holds the cluster CA (ca.crt), nothing was written")
+        wanted = args["adopt_ca_sha256"]
+        if wanted and ca != wanted:
+            raise AnsibleActionFail(f"adopt: the hosts' cluster CA has SHA-256 {ca} but they record their site's CA as "
+                                    f"{wanted}: not this site's certificates, nothing was written")
+        held = adoption.host_sources(cluster, self._hosts(cluster))
+        warnings = []
+        try:
+            desired, actions, warnings = k8s_pki.reconcile(cluster, files, now, renew_days)
+        except ValueError as e:
+            desired, actions = files, []
+            warnings.append(str(e))
+        # what only the controller holds and can make again (never a host's file: those are the hosts')
+        made = {rel: data for rel, data in desired.items() if rel not in files and rel not in held}
+        store = dict(files, **made)
+        if not self._task.check_mode:
+            os.makedirs(pki_dir, mode=0o700, exist_ok=True)
+            os.chmod(os.path.dirname(pki_dir), 0o700)
+            os.chmod(pki_dir, 0o700)
+            for rel in sorted(store):
+                write_pki_file(pki_dir, rel, to_bytes(store[rel]))
+        later = [f"{a.name}: {a.reason}" for a in actions if a.action != "reused"
+                 and not any(rel.startswith(a.name + ".") for rel in made)]
+        result.update(
+            changed=True, pki_dir=pki_dir, ca_sha256=ca, adopted=sorted(files), issued=sorted(made),
+            missing={src: hosts for src, hosts in sorted(missing.items())}, warnings=warnings,
+            report=[f"adopted {len(files)} files from {', '.join(sorted(reads))}; CA sha256 {ca}"]
+            + ([f"issued (no host holds them): {', '.join(sorted(made))}"] if made else [])
+            + [f"not on any host (the next pki phase issues them): {src} ({', '.join(hosts)})"
+               for src, hosts in sorted(missing.items())]
+            + ([f"the next pki phase would re-issue: {'; '.join(later)}"] if later else []))
         return result
 
     @staticmethod

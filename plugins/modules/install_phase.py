@@ -67,9 +67,13 @@ options:
       journal (and, when none is left, the site identity); C(lock) takes the site's lock for this run;
       C(versions) fails, naming both and what to do, when the nodes of the play's hosts run another
       Kubernetes version than C(tke_k8s_version) (what each host records, read by the tke role's
-      host_read.yml; a day-2 playbook's check before it touches anything).
+      host_read.yml; a day-2 playbook's check before it touches anything). C(adopt_check) and
+      C(adopt) are playbooks/adopt.yml's: the first fails unless the play's hosts agree on the site
+      they record and the state directory holds no C(site.json) (it writes nothing); the second, with
+      the PKI store rebuilt, writes C(site.json) and a journal rebuilt from what the hosts record (a
+      phase is done on a host that records it with the fingerprint its inputs have now).
     type: str
-    choices: [start, done, forget, lock, versions]
+    choices: [start, done, forget, lock, versions, adopt_check, adopt]
     required: true
   journal:
     description: >-
@@ -111,6 +115,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+identity:
+  description: The site identity the hosts record (C(id), C(ca_sha256)).
+  returned: state=adopt_check or state=adopt
+  type: dict
+phases_done:
+  description: The phases the rebuilt journal has done on some host, in order.
+  returned: state=adopt
+  type: list
+  elements: str
+runs_again:
+  description: Per phase, the hosts that record it done with other inputs than they have now (it runs there again).
+  returned: state=adopt
+  type: dict
 skip_hosts:
   description: Hosts that skip the phase, with the reason.
   returned: state=start

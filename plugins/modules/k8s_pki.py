@@ -158,6 +158,20 @@ options:
       each C({cert, key}) paths on the controller.
     type: dict
     default: {}
+  adopt:
+    description:
+      - Rebuild a lost store from the site's hosts instead (V(playbooks/adopt.yml)): host name -> the
+        base64 of a gzip tar of what the host holds under C(/etc/kubernetes/pki),
+        C(/etc/kubernetes/*.conf) and C(/etc/tke/pki). Every file the pki phase gave a host goes back
+        to its place in the store byte for byte (a kubeconfig also gives back its client certificate
+        and key); copies on several hosts must agree. What no host holds and the store can make is
+        issued (TKE's admin client certificate); nothing is written on any host.
+      - Refused when the store already holds a CA. The whole option is C(no_log).
+    type: dict
+  adopt_ca_sha256:
+    description: With O(adopt), the SHA-256 fingerprint the hosts record as their site's CA; the
+      adopted C(ca.crt) must have it.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -185,7 +199,7 @@ pki_dir:
   type: str
 actions:
   description: The certificates issued, renewed or imported, each with the reason.
-  returned: always
+  returned: without O(adopt)
   type: list
   elements: dict
   sample: [{name: apiserver, action: renewed, reason: "missing SANs: 10.0.0.200"}]
@@ -197,25 +211,43 @@ report:
   sample: ["apiserver: renewed (missing SANs: 10.0.0.200)"]
 reused:
   description: Names of the certificates kept as they were.
-  returned: always
+  returned: without O(adopt)
   type: list
   elements: str
 changed_files:
   description: PKI files (relative paths) written, or that would be written in check mode.
-  returned: always
+  returned: without O(adopt)
   type: list
   elements: str
 warnings:
-  description: CAs close to expiry (not renewed automatically).
+  description: CAs close to expiry (not renewed automatically), a CA whose key is not in the store.
   returned: always
   type: list
   elements: str
 host_files:
   description: Per host, the files it needs - C(src) (relative to pki_dir), C(dest) on the host, C(mode).
-  returned: always
+  returned: without O(adopt)
   type: dict
 certificates:
   description: Per certificate, subject, issuer, SANs, not_after, days_left, serial (nothing secret).
-  returned: always
+  returned: without O(adopt)
   type: dict
+adopted:
+  description: With O(adopt), the store files taken from the hosts (relative paths).
+  returned: with O(adopt)
+  type: list
+  elements: str
+issued:
+  description: With O(adopt), the store files no host holds, made anew.
+  returned: with O(adopt)
+  type: list
+  elements: str
+missing:
+  description: With O(adopt), store files no host holds and the next pki phase issues, with the hosts that lack them.
+  returned: with O(adopt)
+  type: dict
+ca_sha256:
+  description: With O(adopt), the SHA-256 fingerprint of the adopted cluster CA.
+  returned: with O(adopt)
+  type: str
 """

@@ -474,3 +474,38 @@ def step(journal):
     """
     done = [PHASE_NAMES.index(name) + 1 for name in journal.get("phases", {}) if name in PHASE_NAMES]
     return max(done, default=0)
+
+
+def hook_fingerprint(hooks_dir, name):
+    """An install-level hook's fingerprint, as its journal entry holds it ({"controller": the
+    SHA-256 of the hook file}), or None when the site has no such hook."""
+    path = Path(hooks_dir) / f"{name}.yml"
+    if not path.is_file():
+        return None
+    return {"controller": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def rebuild(records, fingerprints, hooks, now, machines=None, names=None):
+    """A lost journal rebuilt from what the hosts record (playbooks/adopt.yml): a phase is done on
+    a host that records it done with the fingerprint its inputs have now (a host whose record
+    differs runs the phase again at the next install, as after an inventory change). An
+    install-level hook counts as run when every phase before it is done on some host (the install
+    got past it) and the site has the hook; hooks record nothing on hosts. records: host ->
+    {phase: fingerprint} (parse_host_read); fingerprints: phase -> {host: fingerprint now};
+    hooks: hook phase -> hook_fingerprint(); names: phase -> the hosts its configuration names.
+    Returns (journal, {phase: [hosts that run it again]})."""
+    journal, again = empty(), {}
+    for p in PHASES:
+        if p.name.startswith("hook:"):
+            before = [q.name for q in PHASES[:PHASES.index(p)] if not q.name.startswith("hook:")]
+            if hooks.get(p.name) and all(journal["phases"].get(q) for q in before):
+                journal = record(journal, p.name, hooks[p.name], now)
+            continue
+        now_fp = fingerprints.get(p.name, {})
+        done = {h: fp for h, fp in now_fp.items() if (records.get(h) or {}).get(p.name) == fp}
+        stale = sorted(h for h in now_fp if h not in done and p.name in (records.get(h) or {}))
+        if stale:
+            again[p.name] = stale
+        if done:
+            journal = record(journal, p.name, done, now, machines=machines, names=(names or {}).get(p.name))
+    return journal, again

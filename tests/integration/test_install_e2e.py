@@ -11,11 +11,13 @@ after the fix a re-run resumes there; a re-converge with the journal off changes
 host; the default re-run skips every phase; --skip-tags registry leaves the registry alone.
 """
 import base64
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
+import tarfile
 import time
 from pathlib import Path
 
@@ -23,12 +25,14 @@ import pytest
 import yaml
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.install_journal import PHASE_NAMES
-from harness import fixture_pack, hooks, kubeadm_double, sites
+from harness import fixture_pack, hooks, kubeadm_double, real_clients, sites
 from harness.sites import vip
 from harness.playbook import NO_RESUME, TOP, ansible_bin, run_playbook
 
 INSTALL = TOP / "install.yml"
 REMOVE = TOP / "playbooks" / "remove_node.yml"
+ADOPT = TOP / "playbooks" / "adopt.yml"
+BACKUP = TOP / "playbooks" / "backup.yml"
 PHASES = ["precheck", "offline", "host_init", "pki", "runtime", "registry", "etcd", "ha", "control_plane", "nodes"]
 # what the API server behind an address holds about this install: kube-public/cluster-info (read
 # anonymously, as kubeadm's discovery does), over TLS verified with the site's CA and the address
@@ -213,6 +217,70 @@ def test_a_controller_without_the_sites_state_is_refused_before_any_host_is_writ
     assert not (other / ".tke" / "journal.json").exists() and not (other / ".tke" / "site.json").exists()
     again = run_playbook(INSTALL, site["inv"])
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+
+
+def test_a_lost_controller_state_is_adopted_from_the_hosts(testhosts, site, installed, tmp_path):
+    """The controller's .tke/ is lost (here: the inventory's folder copied without it): adopt.yml
+    rebuilds it from the hosts, with nothing written on any host; an install re-run from the new
+    folder then changes nothing and the adopted admin kubeconfig works. backup.yml carries the
+    state off the controller, encrypted with the vault password."""
+    th = testhosts
+    tke = site["dir"] / ".tke"
+    other = tmp_path / "adopting"
+    shutil.copytree(site["dir"], other, ignore=shutil.ignore_patterns(".tke"))
+    inv = other / "hosts.yml"
+    refused = run_playbook(ADOPT, inv)
+    assert refused.rc != 0 and "confirm with -e adopt_confirm=true; nothing was read or written" in \
+        " ".join(refused.output.split()), refused.explain()
+    preview = run_playbook(ADOPT, inv, "--check", "-e", "adopt_confirm=true")
+    assert preview.rc == 0, preview.explain()
+    assert not (other / ".tke" / "pki").exists() and not (other / ".tke" / "site.json").exists()
+    stamp(th)
+    adopted = run_playbook(ADOPT, inv, "-e", "adopt_confirm=true")
+    assert adopted.rc == 0, adopted.explain()
+    assert written(th) == {h: [] for h in th.names}
+    said = " ".join(adopted.output.split())
+    identity = json.loads((tke / "site.json").read_text())
+    assert f"adopted {identity['id']}" in said or f"adopted site {identity['id']}" in said, adopted.explain()
+    # etcd is external here: its CA's key was only ever on the controller
+    assert "CA etcd/ca: its key is not in the store" in said, adopted.explain()
+    assert json.loads((other / ".tke" / "site.json").read_text()) == identity
+    store, was = other / ".tke" / "pki", tke / "pki"
+    lost = sorted(str(f.relative_to(was)) for f in was.rglob("*") if f.is_file() and not (store / f.relative_to(was)).exists())
+    assert lost == ["etcd/ca.key"], lost
+    differ = sorted(str(f.relative_to(was)) for f in was.rglob("*")
+                    if f.is_file() and (store / f.relative_to(was)).exists() and (store / f.relative_to(was)).read_bytes() != f.read_bytes())
+    assert differ == ["tke/admin.crt", "tke/admin.key"], differ   # never on a host: issued anew
+    assert oct(store.stat().st_mode & 0o777) == "0o700" and oct((store / "ca.key").stat().st_mode & 0o777) == "0o600"
+    for secret in ("ca.key", "sa.key", "kubeconfigs/admin.conf"):
+        body = [ln for ln in (was / secret).read_text().splitlines() if len(ln) > 40]
+        assert body and not any(ln in adopted.output for ln in body), secret
+    assert set(json.loads((other / ".tke" / "journal.json").read_text())["phases"]) == set(journal(site)["phases"])
+    # the site is managed from the new folder: a plain re-run changes nothing, the admin kubeconfig works
+    again = run_playbook(INSTALL, inv)
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    nodes = subprocess.run([str(real_clients.kubectl("1.30")), "--kubeconfig", str(store / "kubeconfigs" / "admin.conf"),
+                            "--server", f"https://{vip(th)}:6443", "get", "nodes", "-o", "name"],
+                           capture_output=True, text=True, timeout=60)
+    assert nodes.stdout.split() == ["node/h1", "node/h2", "node/h3"], nodes.stderr
+    # a second adopt into a folder that holds a site's state is refused
+    twice = run_playbook(ADOPT, inv, "-e", "adopt_confirm=true")
+    assert twice.rc != 0 and "this folder holds a site's state already" in " ".join(twice.output.split()), twice.explain()
+    # the state carried off the controller, encrypted with the vault password
+    (tmp_path / "vault-pass").write_text("correct horse battery staple\n")
+    backup = run_playbook(BACKUP, inv, "--vault-password-file", str(tmp_path / "vault-pass"))
+    assert backup.rc == 0, backup.explain()
+    made = sorted(other.glob("tke-state-*.tar.gz.vault"))
+    assert len(made) == 1 and oct(made[0].stat().st_mode & 0o777) == "0o600", made
+    assert made[0].read_bytes().startswith(b"$ANSIBLE_VAULT;1.1;AES256"), made
+    plain = subprocess.run([ansible_bin("ansible-vault"), "decrypt", "--vault-password-file", str(tmp_path / "vault-pass"),
+                            "--output", "-", str(made[0])], capture_output=True, check=True, timeout=120).stdout
+    with tarfile.open(fileobj=io.BytesIO(plain), mode="r:gz") as tar:
+        members = {m.name: m for m in tar}
+        assert tar.extractfile(members[".tke/pki/ca.key"]).read() == (store / "ca.key").read_bytes()
+    assert ".tke/site.json" in members and ".tke/journal.json" in members and ".tke/run.lock" not in members
+    nopass = run_playbook(BACKUP, inv)
+    assert nopass.rc != 0 and "no vault password" in " ".join(nopass.output.split()), nopass.explain()
 
 
 def test_a_second_run_is_refused_while_one_runs(testhosts, site, installed):

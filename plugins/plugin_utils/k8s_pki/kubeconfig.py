@@ -40,9 +40,18 @@ def render_kubeconfig(cluster: str, server: str, ca_pem: bytes, user: str, cert_
 
 def kubeconfig_client_cert(text: str) -> bytes | None:
     """The PEM of the client certificate embedded in a kubeconfig (kubeadm layout), or None."""
+    return _embedded(text, "client-certificate-data")
+
+
+def kubeconfig_client_key(text: str) -> bytes | None:
+    """The PEM of the client key embedded in a kubeconfig (kubeadm layout), or None."""
+    return _embedded(text, "client-key-data")
+
+
+def _embedded(text: str, field: str) -> bytes | None:
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith("client-certificate-data:"):
+        if line.startswith(field + ":"):
             try:
                 return base64.b64decode(line.split(":", 1)[1].strip())
             except ValueError:

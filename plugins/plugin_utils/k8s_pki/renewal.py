@@ -26,14 +26,17 @@ def regeneration_reason(spec: CertSpec, cert, key, signer_cert, now: datetime.da
     """Why spec's certificate must be (re)issued, or None when the existing one is good.
 
     A CA is kept while it exists and matches its key: it is never renewed for its age (renewing
-    a CA re-keys the whole cluster); force it by name to replace it.
+    a CA re-keys the whole cluster); force it by name to replace it. A CA certificate without its
+    key (an adopted site whose external etcd's CA key was kept only on the lost controller: its
+    hosts hold the certificate alone) is kept too: replacing it silently would re-key a live
+    cluster; what it must sign is refused instead (reconcile).
     """
     if forced:
         return "forced"
     if cert is None:
         return "missing"
     if key is None:
-        return "key missing"
+        return None if spec.is_ca and cert_is_ca(cert) else "key missing"
     if not key_matches(cert, key):
         return "key does not match the certificate"
     if spec.is_ca:
@@ -118,14 +121,25 @@ def reconcile(c: Cluster, existing: dict, now: datetime.datetime, renew_days: in
             loaded[spec.name] = (cert, key)
             if spec.is_ca:
                 _warn_ca_age(spec, cert, now, renew_days, warnings)
+                if key is None:
+                    warnings.append(f"CA {spec.name}: its key is not in the store (an adopted site: the hosts hold "
+                                    "its certificate only); the certificates it signs are kept, none can be issued "
+                                    f"or renewed: restore {spec.name}.key from a backup of the site's state, or "
+                                    f"replace the CA with pki_force: [{spec.name}] (docs/pki.md)")
             continue
+        signer = loaded.get(spec.signer, (None, None))
+        if spec.signer and signer[1] is None:
+            raise ValueError(f"{spec.name} must be {'issued' if reason == 'missing' else 'renewed'} ({reason}) but "
+                             f"its signer {spec.signer} has no key in the store (an adopted site: the hosts hold "
+                             f"the CA's certificate only): restore {spec.signer}.key from a backup of the site's "
+                             f"state, or replace the CA with pki_force: [{spec.signer}], which re-issues everything "
+                             "it signs (docs/pki.md)")
         # keep a good existing key (kubeadm's renew keeps keys); make one when there is none,
         # it does not match, or the key type changed
         if key is None or key_type_of(key) != c.key_type or (cert is not None and not key_matches(cert, key)) \
                 or (spec.is_ca and forced):
             key = keygen()
             files[key_path] = key_to_pem(key)
-        signer = loaded.get(spec.signer, (None, None))
         cert = issue(spec, key, now, *signer)
         files[crt_path] = cert_to_pem(cert)
         loaded[spec.name] = (cert, key)

@@ -274,3 +274,29 @@ def test_a_phase_this_run_leaves_out_is_not_pending_in_check_mode():
     # certificates, so its work is checked as the host has it, not assumed coming
     assert j.not_done({}, (), j.selected(["offline", "runtime", "registry"])) == [
         "validate", "offline", "runtime", "registry"]
+
+
+def test_a_lost_journal_rebuilt_from_the_hosts_records():
+    """adopt.yml: done where a host records the phase with the fingerprint its inputs have now;
+    an install-level hook counts as run once every phase before it is done somewhere."""
+    names = [n for n in j.PHASE_NAMES if not n.startswith("hook:")]
+    records = {"h1": {n: f"fp-{n}" for n in names}, "h2": {n: f"fp-{n}" for n in names}}
+    records["h2"]["network"] = "older"
+    fps = {n: {"h1": f"fp-{n}", "h2": f"fp-{n}"} for n in names}
+    hooks = {n: {"controller": "sha"} for n in j.PHASE_NAMES if n.startswith("hook:")}
+    hooks["hook:post-install"] = None   # the site has no such hook
+    journal, again = j.rebuild(records, fps, hooks, "2026-11-25T00:00:00Z", machines={"h1": "m-1", "h2": "m-2"},
+                                names={"precheck": ["h1", "h2"]})
+    assert again == {"network": ["h2"]}
+    assert set(journal["phases"]["network"]) == {"h1"}
+    assert journal["phases"]["precheck"]["h2"] == {"fingerprint": "fp-precheck", "done_at": "2026-11-25T00:00:00Z",
+                                                   "machine": "m-2", "names": ["h1", "h2"]}
+    assert journal["phases"]["hook:pre-install"] == {"controller": {"fingerprint": "sha",
+                                                                    "done_at": "2026-11-25T00:00:00Z"}}
+    assert "hook:post-install" not in journal["phases"] and journal["step"] == len(j.PHASE_NAMES) - 1
+    # a hook after a phase no host records done has not been passed
+    del records["h1"]["precheck"], records["h2"]["precheck"]
+    journal, again = j.rebuild(records, fps, hooks, "t")
+    assert "precheck" not in journal["phases"] and not any(n.startswith("hook:") for n in journal["phases"])
+    # the next decision skips what was rebuilt done, with the hosts' evidence
+    assert j.decide(journal, "offline", {"h1": "fp-offline"}, records=records)["skip"] == {"h1": "done t, inputs unchanged"}
