@@ -180,7 +180,7 @@ class ActionModule(ActionModuleBase):
             if stored.strip():
                 raise AnsibleActionFail(f"adopt: {path} exists: this folder holds a site's state already; adopt "
                                         "rebuilds a lost one only (nothing was written)")
-            result.update(changed=False, identity=identity, hosts=sorted(recorded),
+            result.update(changed=False, identity=identity, hosts=sorted(recorded), _ansible_verbose_always=True,
                           msg=f"the hosts {', '.join(sorted(recorded))} record {si.describe(identity)}"
                           + (f"; {', '.join(sorted(set(hosts) - set(recorded)))} record none" if len(recorded) < len(hosts) else ""))
             return result
@@ -204,7 +204,7 @@ class ActionModule(ActionModuleBase):
             sync_tke_json_step(state_dir, journal.get("step", 0))
         done = [n for n in ij.PHASE_NAMES if n in journal["phases"]]
         result.update(changed=True, identity=identity, journal=journal_path, step=journal.get("step", 0),
-                      phases_done=done, runs_again=again,
+                      phases_done=done, runs_again=again, _ansible_verbose_always=True,
                       msg=f"adopted {si.describe(identity)}: journal rebuilt from the hosts' records, done: "
                       + (", ".join(done) or "none")
                       + "".join(f"; {p} runs again on {', '.join(h)} (its inputs differ from what they record)"
