@@ -12,7 +12,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.template import trust_as_template
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import tke_config
-from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import write_private
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import read_text, write_private
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model, tke_rules
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
@@ -53,6 +53,7 @@ class ActionModule(ActionModuleBase):
         dest=dict(type="path"),
         step=dict(type="int"),
         template=dict(type="path"),
+        node_interfaces=dict(type="dict"),
     )
 
     def run_action(self, args, result, task_vars):
@@ -68,7 +69,15 @@ class ActionModule(ActionModuleBase):
 
         model = inventory_model.build(task_vars, self._templar)
         secrets = read_secrets(model, task_vars.get("hostvars", {}), self._templar)
-        ctx = tke_config.context(model, secrets, step=step, registry=registry_credential(task_vars, self._templar))
+        # the interfaces the hosts' node addresses are on, as prechecks read them (interfaces.json)
+        record_path = os.path.join(os.path.dirname(dest), tke_config.INTERFACES_FILE)
+        try:
+            recorded = tke_config.load_interfaces(read_text(record_path))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{record_path}: {exc}") from None
+        interfaces = tke_config.merge_interfaces(recorded, args["node_interfaces"], model["hosts"])
+        ctx = tke_config.context(model, secrets, step=step, registry=registry_credential(task_vars, self._templar),
+                                 interfaces=interfaces)
         with open(source, encoding="utf-8") as fh:
             template_text = trust_as_template(fh.read())
         templar = self._templar.copy_with_new_env(available_variables={"tke": ctx})
@@ -80,13 +89,17 @@ class ActionModule(ActionModuleBase):
 
         # what TKE's own validation would refuse (the inventory rules stop most of it earlier)
         data = json.loads(text)
-        warnings = [f"tke.json: {p}" for p in tke_rules.check(data) + tke_rules.installer_limits(data)]
+        warnings = [f"tke.json: {p}" for p in tke_rules.check(data) + tke_rules.installer_limits(data)
+                    + ctx["network_device_warnings"]]
         if warnings:
             result["warnings"] = warnings
         mode_ok = before is not None and (os.stat(dest).st_mode & 0o777) == 0o600
         changed = before != text or not mode_ok
         if changed and not self._task.check_mode:
             write_private(dest, text)
+        if interfaces != recorded and not self._task.check_mode:
+            write_private(record_path, tke_config.dump_interfaces(interfaces))
+            changed = True
         result.update(changed=changed, dest=dest, step=step, mode=ctx["ha_mode"],
-                      machines=len(ctx["machines"]))
+                      machines=len(ctx["machines"]), network_device=ctx["network_device"])
         return result

@@ -118,8 +118,10 @@ def gather(paths=(), commands=()):
 
 
 # --- probes added for the full precheck (issue 3) ----------------------------------------------
-import math  # noqa: E402  (kept next to the probes that use it)
+import json  # noqa: E402  (kept next to the probes that use it)
+import math  # noqa: E402
 import socket  # noqa: E402
+import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
@@ -210,12 +212,51 @@ def fsync_latency(path, samples=200, block=2300):
     return {"p99_ms": round(p99, 2), "max_ms": round(lat[-1], 2), "dir": probe}
 
 
-def gather_more(hostname=None, peers=(), fsync_path=None, fsync_samples=200):
+def address_interfaces(links=None):
+    """Every address of the host -> the interface holding it, from iproute2's JSON listing
+    (`ip -j addr show`; links: that listing parsed, for tests). {} when ip cannot say."""
+    if links is None:
+        try:
+            links = json.loads(subprocess.run(["ip", "-j", "addr", "show"], capture_output=True, text=True,
+                                              timeout=10, check=True).stdout or "[]")
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return {}
+    out = {}
+    for link in links:
+        for info in link.get("addr_info") or ():
+            if info.get("local") and link.get("ifname"):
+                out.setdefault(info["local"], link["ifname"])
+    return out
+
+
+def node_interface(address, interfaces):
+    """The interface holding the node's address (None: no interface has it), or False when the
+    address is not an IP address (a name: not checked here)."""
+    import ipaddress
+    try:
+        wanted = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    for addr, iface in interfaces.items():
+        try:
+            if ipaddress.ip_address(addr.split("%", 1)[0]) == wanted:
+                return iface
+        except ValueError:
+            continue
+    return None
+
+
+def gather_more(hostname=None, peers=(), fsync_path=None, fsync_samples=200, node_address=None):
     """The facts of the full precheck beyond gather(): name resolution, SELinux, firewall,
-    reachability of the other nodes, etcd disk latency, and the host's clock."""
+    reachability of the other nodes, etcd disk latency, the interface holding the node's address,
+    and the host's clock."""
     name = hostname or platform.node()
     facts = {"hostname_addresses": hostname_resolves(name), "selinux": selinux_state(),
              "firewall": firewall_state(), "reachability": reachability(list(peers))}
+    if node_address:
+        iface = node_interface(node_address, address_interfaces())
+        if iface is not False:
+            facts["node_address"], facts["node_interface"] = node_address, iface
     if fsync_path:
         facts["fsync"] = fsync_latency(fsync_path, fsync_samples)
     facts["time"] = time.time()

@@ -34,6 +34,7 @@ ARGUMENT_SPEC = dict(
     fsync_samples=dict(type="int", default=200),
     max_fsync_ms=dict(type="float", default=10),
     max_time_skew_s=dict(type="float", default=1),
+    node_address=dict(type="str"),
 )
 
 
@@ -160,6 +161,13 @@ def evaluate_more(facts, limits):
         results.append(_result(f"reach {peer}", value, "every port reachable", FAIL if blocked else PASS,
                                f"cannot reach {peer} on port(s) {', '.join(blocked)} (dropped or no route)"
                                if blocked else ""))
+    if "node_address" in facts:
+        addr, iface = facts["node_address"], facts.get("node_interface")
+        results.append(_result("node address", f"{addr} on {iface}" if iface else f"{addr} on no interface",
+                               "an address of this host", PASS if iface else FAIL,
+                               "" if iface else f"{addr} (tke_node_ip, else ansible_host) is no address of this "
+                               "host: kubelet and etcd would advertise an address it does not have; set "
+                               "tke_node_ip to one of its addresses"))
     if "fsync" in facts:
         p99, limit = facts["fsync"]["p99_ms"], limits.get("max_fsync_ms", 10)
         ok = p99 <= limit

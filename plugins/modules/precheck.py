@@ -133,6 +133,12 @@ options:
         the module; the transport time is the measurement's uncertainty and is not held against the host).
     type: float
     default: 1
+  node_address:
+    description:
+      - The address the install uses for this node (C(tke_node_ip), else C(ansible_host)). When it is
+        an IP address, the check C(node address) fails unless an interface of the host holds it, and
+        the facts name that interface (C(node_interface): TKE's C(networkDevice) in tke.json).
+    type: str
 """
 
 EXAMPLES = r"""
@@ -190,7 +196,8 @@ def main():
     p = module.params
     facts = host_probe.gather(paths=[d["path"] for d in p["disk"]], commands=p["commands"])
     facts.update(host_probe.gather_more(hostname=facts["hostname"], peers=p["peers"],
-                                        fsync_path=p["fsync_path"], fsync_samples=p["fsync_samples"]))
+                                        fsync_path=p["fsync_path"], fsync_samples=p["fsync_samples"],
+                                        node_address=p["node_address"]))
     # the clock as read when the module started, and how long the module worked since
     facts["time"], facts["elapsed"] = started, time.time() - started
     results = precheck_rules.evaluate(facts, p)

@@ -41,6 +41,14 @@ options:
   template:
     description: Another template to render instead of the collection's C(templates/tke.json.j2).
     type: path
+  node_interfaces:
+    description:
+      - The interface holding each node's address, as the precheck phase read it on the hosts (host ->
+        interface). Kept beside tke.json (C(interfaces.json), merged with what earlier runs read,
+        hosts gone from the inventory dropped). TKE's C(networkDevice) is C(tke_network_interface)
+        when the inventory sets it, else the masters' interface from this record (the first
+        master's, with a warning, when they differ), else empty until a precheck has read the hosts.
+    type: dict
 """
 
 EXAMPLES = r"""

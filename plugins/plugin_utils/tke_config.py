@@ -51,7 +51,54 @@ def machine(host, secrets):
     return entry
 
 
-def context(model, secrets=None, step=0, registry=None):
+INTERFACES_FILE = "interfaces.json"
+
+
+def load_interfaces(text):
+    """The interfaces record (host -> interface holding its node address) or {}."""
+    if not text or not text.strip():
+        return {}
+    data = json.loads(text)
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ValueError("not a record of host interfaces")
+    return data
+
+
+def dump_interfaces(interfaces):
+    return json.dumps(interfaces, indent=2, sort_keys=True) + "\n"
+
+
+def merge_interfaces(recorded, read, hosts):
+    """What earlier prechecks recorded, updated with what this one read (a host read without an
+    interface is forgotten), for the inventory's hosts only."""
+    out = dict(recorded)
+    for host, iface in (read or {}).items():
+        if iface:
+            out[host] = str(iface)
+        else:
+            out.pop(host, None)
+    return {h: out[h] for h in sorted(out) if h in hosts}
+
+
+def network_device(settings, masters, interfaces):
+    """TKE's networkDevice: tke_network_interface when the inventory sets it (the network plugins
+    and keepalived use it), else the interface the masters' node addresses are on (each host's own
+    otherwise: the plugins detect it), the first master's when they differ; "" until a precheck
+    has read the hosts. Returns (device, warnings)."""
+    if settings.get("tke_network_interface"):
+        return settings["tke_network_interface"], []
+    seen = {h: interfaces[h] for h in masters if interfaces.get(h)}
+    if not seen:
+        return "", []
+    first = seen[next(h for h in masters if h in seen)]
+    if len(set(seen.values())) > 1:
+        return first, [f"networkDevice records {first}, but the masters' node addresses are on different interfaces ("
+                       + ", ".join(f"{h}: {i}" for h, i in seen.items())
+                       + "); TKE has one setting for all: set tke_network_interface if one name fits every node"]
+    return first, []
+
+
+def context(model, secrets=None, step=0, registry=None, interfaces=None):
     """The `tke` variable of templates/tke.json.j2.
 
     secrets: {host: {"password": ..., "private_key": ...}} read on the controller.
@@ -59,6 +106,7 @@ def context(model, secrets=None, step=0, registry=None):
     registry role's registry_user / registry_password, which default to the admin's); Config.
     registry.tke records it, as TKE logs in to its registry with it.
     step: TKE's resume point (the install journal sets it; 0 = from the start).
+    interfaces: host -> the interface holding its node address, as prechecks read it (network_device).
     """
     s, groups, hosts = model["settings"], model["groups"], model["hosts"]
     secrets = secrets or {}
@@ -73,11 +121,13 @@ def context(model, secrets=None, step=0, registry=None):
                              **EXTERNAL_ETCD_FILES}}
     else:
         etcd = {"local": {"dataDir": "/var/lib/etcd"}}
+    device, device_warnings = network_device(s, masters, interfaces or {})
     alt = [s.get("tke_api_domain", "api.tke.com")] + ([vip] if vip and mode in ("keepalived", "thirdparty") else [])
     return {
         "cluster_name": s.get("tke_cluster_name", "global"),
         "version": str(s.get("tke_k8s_version", "")).lstrip("v"),
-        "network_device": s.get("tke_network_interface") or "eth0",
+        "network_device": device,
+        "network_device_warnings": device_warnings,
         "pod_cidr": s["tke_pod_cidr"],
         "service_cidr": s["tke_service_cidr"],
         "dns_domain": s.get("tke_dns_domain", "cluster.local"),

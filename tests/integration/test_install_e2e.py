@@ -260,6 +260,8 @@ def test_a_lost_controller_state_is_adopted_from_the_hosts(testhosts, site, inst
     # the site is managed from the new folder: a plain re-run changes nothing, the admin kubeconfig works
     again = run_playbook(INSTALL, inv)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    for name in ("tke.json", "interfaces.json"):   # TKE's state, networkDevice included, as the install wrote it
+        assert (other / ".tke" / name).read_text() == (tke / name).read_text(), name
     nodes = subprocess.run([str(real_clients.kubectl("1.30")), "--kubeconfig", str(store / "kubeconfigs" / "admin.conf"),
                             "--server", f"https://{vip(th)}:6443", "get", "nodes", "-o", "name"],
                            capture_output=True, text=True, timeout=60)

@@ -41,6 +41,15 @@ def test_precheck_passes_on_good_hosts_and_changes_nothing(testhosts, inventory)
     assert {"time skew", "hostname unique", "hostname resolvable", "reach h2", "reach h3", "selinux",
             "firewall", "etcd disk fsync p99", "port 2379 free", "port 10259 free"} <= h1, h1
     assert "etcd disk fsync p99" not in {c["check"] for c in report["h2"]}
+    # the interface each node's address is on, read on the host, is TKE's networkDevice in tke.json
+    # (the validate phase before contacts no host: it wrote none)
+    iface = {h: testhosts.ssh(h, f"ip -o addr show to {testhosts.ip(h)}").stdout.split()[1] for h in testhosts.names}
+    for h in testhosts.names:
+        node = next(c for c in report[h] if c["check"] == "node address")
+        assert (node["status"], node["value"]) == ("pass", f"{testhosts.ip(h)} on {iface[h]}"), node
+    state = inventory.parent / ".tke"
+    assert json.loads((state / "interfaces.json").read_text()) == iface
+    assert json.loads((state / "tke.json").read_text())["cluster"]["spec"]["networkDevice"] == iface["h1"]
 
 
 def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
@@ -68,3 +77,15 @@ def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
         assert [c["check"] for c in report["h2"] if c["status"] == "fail"] == ["port 6443 free"]
     finally:
         testhosts.ssh("h2", "systemctl stop take6443", check=False)
+
+
+def test_a_node_address_no_interface_holds_is_refused(testhosts, tmp_path):
+    inv = testhosts.write_inventory(
+        tmp_path / "hosts.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
+        group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}], "precheck_disk_etcd": [],
+                    "precheck_ports": [10250]},
+        host_vars={"h3": {"tke_node_ip": "10.9.9.9"}})
+    run = run_playbook(PLAY, inv, "--tags", "precheck", "--limit", "h3")
+    assert run.rc != 0, run.explain()
+    assert "h3: node address: 10.9.9.9 (tke_node_ip, else ansible_host) is no address of this host" in \
+        " ".join(run.output.split()), run.explain()

@@ -99,3 +99,12 @@ def test_a_port_held_by_the_service_we_install_there_passes():
     assert results["port 443 free"]["status"] == "pass" and "(ours)" in results["port 443 free"]["value"]
     assert results["port 6443 free"]["status"] == "fail"
     assert results["port 6443 free"]["message"] == "port 6443 is already in use by nginx[7]"
+
+
+def test_the_node_address_must_be_one_of_the_hosts():
+    on = by_check(r.evaluate({**GOOD, "node_address": "10.0.0.11", "node_interface": "ens3"}, LIMITS))
+    assert on["node address"]["status"] == "pass" and on["node address"]["value"] == "10.0.0.11 on ens3"
+    off = by_check(r.evaluate({**GOOD, "node_address": "10.9.9.9", "node_interface": None}, LIMITS))
+    assert off["node address"]["status"] == "fail"
+    assert off["node address"]["message"].startswith("10.9.9.9 (tke_node_ip, else ansible_host) is no address of this host")
+    assert "node address" not in by_check(r.evaluate(GOOD, LIMITS))

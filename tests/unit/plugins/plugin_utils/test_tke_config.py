@@ -92,3 +92,22 @@ def test_the_registry_credential_is_the_one_the_registry_accepts():
     default = json.loads(render(t.context(MODEL, registry={"user": "", "password": ""})))["para"]["Config"]
     assert default["registry"]["tke"] == {**default["registry"]["tke"], "username": "admin",
                                           "password": t.b64('pa"ss\\word')}
+
+
+def test_network_device_is_the_interface_the_install_uses():
+    """tke_network_interface when set; else the masters' interface as the precheck read it on the
+    hosts (interfaces.json); empty until then (the validate phase contacts no host)."""
+    assert t.context(MODEL)["network_device"] == ""
+    same = {"m1": "ens3", "m2": "ens3", "m3": "ens3", "w1": "eth1"}
+    ctx = t.context(MODEL, interfaces=same)
+    assert (ctx["network_device"], ctx["network_device_warnings"]) == ("ens3", [])
+    assert json.loads(render(ctx))["cluster"]["spec"]["networkDevice"] == "ens3"
+    jsonschema.validate(json.loads(render(t.context(MODEL))), SCHEMA)
+    mixed = t.context(MODEL, interfaces={**same, "m2": "bond0"})
+    assert mixed["network_device"] == "ens3" and "m1: ens3, m2: bond0, m3: ens3" in mixed["network_device_warnings"][0]
+    given = t.context({**MODEL, "settings": {**SETTINGS, "tke_network_interface": "br0"}}, interfaces=same)
+    assert given["network_device"] == "br0"
+    # a precheck of some hosts updates what earlier ones recorded; hosts gone from the inventory go
+    assert t.merge_interfaces({"m1": "ens3", "old": "eth0", "m2": "ens3"}, {"m2": "ens4", "w1": "", "m3": "ens3"},
+                              MODEL["hosts"]) == {"m1": "ens3", "m2": "ens4", "m3": "ens3"}
+    assert t.load_interfaces(t.dump_interfaces(same)) == same and t.load_interfaces("") == {}
