@@ -489,17 +489,15 @@ def rebuild(records, fingerprints, hooks, now, machines=None, names=None):
     """A lost journal rebuilt from what the hosts record (playbooks/adopt.yml): a phase is done on
     a host that records it done with the fingerprint its inputs have now (a host whose record
     differs runs the phase again at the next install, as after an inventory change). An
-    install-level hook counts as run when every phase before it is done on some host (the install
-    got past it) and the site has the hook; hooks record nothing on hosts. records: host ->
+    install-level hook counts as run when the site has it and the install got past it: a phase
+    after it is done on some host (the last hook: the phase right before it); hooks record nothing
+    on hosts. records: host ->
     {phase: fingerprint} (parse_host_read); fingerprints: phase -> {host: fingerprint now};
     hooks: hook phase -> hook_fingerprint(); names: phase -> the hosts its configuration names.
     Returns (journal, {phase: [hosts that run it again]})."""
     journal, again = empty(), {}
     for p in PHASES:
         if p.name.startswith("hook:"):
-            before = [q.name for q in PHASES[:PHASES.index(p)] if not q.name.startswith("hook:")]
-            if hooks.get(p.name) and all(journal["phases"].get(q) for q in before):
-                journal = record(journal, p.name, hooks[p.name], now)
             continue
         now_fp = fingerprints.get(p.name, {})
         done = {h: fp for h, fp in now_fp.items() if (records.get(h) or {}).get(p.name) == fp}
@@ -508,4 +506,10 @@ def rebuild(records, fingerprints, hooks, now, machines=None, names=None):
             again[p.name] = stale
         if done:
             journal = record(journal, p.name, done, now, machines=machines, names=(names or {}).get(p.name))
+    for i, p in enumerate(PHASES):
+        if p.name.startswith("hook:") and hooks.get(p.name):
+            later = [q.name for q in PHASES[i + 1:] if not q.name.startswith("hook:")]
+            earlier = [q.name for q in PHASES[:i] if not q.name.startswith("hook:")][-1:]
+            if any(journal["phases"].get(q) for q in later or earlier):
+                journal = record(journal, p.name, hooks[p.name], now)
     return journal, again
