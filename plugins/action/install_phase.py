@@ -79,7 +79,8 @@ class ActionModule(ActionModuleBase):
             self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
             now = time.time()
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
-                                 machines=machines, records=records, names=names)
+                                 machines=machines, records=records, names=names,
+                                 drift=self._host_drift(hosts, task_vars))
             # the inputs as the phase starts are what it is recorded with (variables registered
             # during the phase must not count as inputs)
             journal.setdefault("running", {})[phase] = {"started": now, "fingerprints": fingerprints,
@@ -116,8 +117,16 @@ class ActionModule(ActionModuleBase):
             host_records = {si.HOST_FILE: si.host_text(identity)}
             if phase == "offline":
                 host_records[si.VERSION_FILE] = str(var("tke_k8s_version", "")).lstrip("v")
+            # the state the phase's roles keep on each host (tke_phase_owns, set by the roles as they
+            # run): its probes, run again at the start of every run (install_journal.parse_host_drift)
+            hostvars = task_vars.get("hostvars", {})
+            try:
+                probes = {h: ij.probe_script(((hostvars.get(h, {}).get("tke_phase_owns") or {}).get(phase)) or {})
+                          for h in done}
+            except ValueError as exc:
+                raise AnsibleActionFail(str(exc))
             result.update(msg=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
-                          host_records=host_records, seconds=seconds)
+                          host_records=host_records, seconds=seconds, probe_scripts=probes)
         if not self._task.check_mode:
             if self._identity_new:  # made at the site's first install, completed when its CA exists
                 write_private(os.path.join(state_dir, si.CONTROLLER_FILE), si.dump(self._identity_stored))
@@ -317,6 +326,18 @@ class ActionModule(ActionModuleBase):
             else:
                 machines[host], records[host] = None, None
         return machines, records
+
+    def _host_drift(self, hosts, task_vars):
+        """host -> {phase: [state probes whose digest differs from the host's record]}, as
+        host_read.yml read them this run (install_journal.parse_host_drift)."""
+        hostvars = task_vars.get("hostvars", {})
+        record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
+        out = {}
+        for host in hosts:
+            read = hostvars.get(host, {}).get("tke_host_read")
+            if isinstance(read, dict) and read.get("rc") == 0 and record_dir:
+                out[host] = ij.parse_host_drift(read.get("stdout", ""), record_dir)
+        return out
 
     def _fingerprints(self, phase, hosts, task_vars):
         options = ij.input_options(phase)

@@ -286,11 +286,13 @@ def parse_phase_list(value, what):
 
 
 def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None, records=None,
-           names=None):
+           names=None, drift=None):
     """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now; machines:
     host -> its machine id now (/etc/machine-id), when known; records: host -> {phase: fingerprint}
     the host itself records as done (parse_host_read), when known; names: the hosts the phase's
-    configuration names now (site_names), to say why a done host runs again.
+    configuration names now (site_names), to say why a done host runs again; drift: host ->
+    {phase: [state probes that differ from the host's record]} (parse_host_drift), when known: a
+    host whose state drifted runs the phase again.
 
     Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts], "why": {host: reason}}
     with hosts in the given order. A host whose machine id differs from the one recorded with the
@@ -319,6 +321,9 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machine
             reinstalled.append(host)
             run.append(host)
             why[host] = "reinstalled"
+        elif entry.get("fingerprint") == fp and ((drift or {}).get(host) or {}).get(phase):
+            run.append(host)
+            why[host] = "drifted: " + ", ".join(drift[host][phase])
         elif entry.get("fingerprint") == fp:
             skipped[host] = f"done {entry.get('done_at', '')}, inputs unchanged".replace(" ,", ",")
         else:
@@ -348,8 +353,10 @@ def explain(decision):
     """The hosts that run, grouped by why (decide's "why"), for the phase's banner."""
     groups = {}
     for host in decision["run"]:
-        groups.setdefault(WHY_TEXT.get(decision["why"].get(host), decision["why"].get(host, "inputs changed")),
-                          []).append(host)
+        why = decision["why"].get(host, "inputs changed")
+        if why.startswith("drifted: "):
+            why = f"its state differs from what the phase recorded there ({why[len('drifted: '):]})"
+        groups.setdefault(WHY_TEXT.get(why, why), []).append(host)
     return "; ".join(f"{', '.join(hosts)}: {reason}" for reason, hosts in groups.items())
 
 
@@ -367,18 +374,64 @@ def _not_on_host(phase, fp, record):
 
 
 def parse_host_read(stdout, record_dir):
-    """The output of roles/tke/tasks/phase_start.yml's raw read: the machine id on the first line,
+    """The output of roles/tke/tasks/host_read.yml's raw read: the machine id on the first line,
     then `<record_dir>/<phase>:<fingerprint>` lines (grep -r), one per phase the host records done
     (phase_end.yml writes them; a wiped or rebuilt host has none). Returns (machine id or None,
-    {phase: fingerprint})."""
+    {phase: fingerprint}). The state records beside them (`<phase>.state`, parse_host_drift) are
+    not phases."""
     lines = (stdout or "").splitlines()
     machine = lines[0].strip() if lines else ""
     record, prefix = {}, record_dir.rstrip("/") + "/"
     for line in lines[1:]:
         path, sep, fp = line.strip().partition(":")
-        if sep and path.startswith(prefix):
+        if sep and path.startswith(prefix) and not path.endswith(STATE_SUFFIX):
             record[path[len(prefix):]] = fp
     return machine or None, record
+
+
+# A phase's state record on a host (docs/install.md, "Evidence from the hosts"): what the phase's
+# roles keep there (a managed block, a configuration file, a service active) as named probes -
+# shell commands whose output's digest stands for that state. phase_end.yml writes the probes
+# (<phase>.probe, a shell script printing `<name> <digest>` per probe) and their digests when the
+# phase is done (<phase>.state); host_read.yml runs every phase's probes again at the start of a
+# run and prints `now:<record_dir>/<phase>:<name> <digest>`. A digest that differs is drift.
+STATE_SUFFIX = ".state"
+PROBE_SUFFIX = ".probe"
+NOW_PREFIX = "now:"
+
+
+def probe_script(probes):
+    """The <phase>.probe script for {name: shell command}: one line per probe, sorted by name,
+    printing the name and the first 16 hex digits of the SHA-256 of the command's output."""
+    for name in probes:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise ValueError(f"state probe name {name!r}: letters, digits, _ . - only")
+    return "".join(f"printf '%s ' {name}; {{ {probes[name]}; }} 2>&1 | sha256sum | cut -c1-16\n"
+                   for name in sorted(probes))
+
+
+def parse_host_drift(stdout, record_dir):
+    """{phase: [names of the probes whose digest now differs from the recorded one]} from the raw
+    read (a probe recorded and no longer printed, or printed and never recorded, drifted too).
+    Phases without a state record (recorded before this existed) have no entry."""
+    prefix = record_dir.rstrip("/") + "/"
+    recorded, now = {}, {}
+    for line in (stdout or "").splitlines()[1:]:
+        line = line.strip()
+        into = now if line.startswith(NOW_PREFIX) else recorded
+        path, sep, rest = line[len(NOW_PREFIX):].partition(":") if into is now else line.partition(":")
+        if not sep or not path.startswith(prefix):
+            continue
+        phase = path[len(prefix):]
+        if into is recorded:
+            if not phase.endswith(STATE_SUFFIX):
+                continue
+            phase = phase[:-len(STATE_SUFFIX)]
+        name, _sp, digest = rest.partition(" ")
+        into.setdefault(phase, {})[name] = digest.strip()
+    return {phase: sorted(n for n in set(states) | set(now.get(phase, {}))
+                          if states.get(n) != now.get(phase, {}).get(n))
+            for phase, states in recorded.items()}
 
 
 def parse_host_files(stdout, base_dir):

@@ -1,5 +1,6 @@
 """A plain re-run trusts the hosts, not only the journal (issue 12, item 2): a host wiped between
-runs runs every phase again; workers added with --limit, then a plain re-run updates what the
+runs runs every phase again, a host whose state drifted from the phase's record (issue 21, item 7)
+runs that phase again; workers added with --limit, then a plain re-run updates what the
 existing hosts' configuration says about them (/etc/hosts, the first master's chrony allow list).
 host_init is the phase here (it names every node); the journal logic is the same for every phase."""
 import re
@@ -46,6 +47,31 @@ def test_a_wiped_host_runs_the_phase_again_on_a_plain_rerun(testhosts, tmp_path)
     assert again.stats["h2"]["changed"] > 0 and again.stats["h1"]["changed"] == 0, again.explain()
     assert testhosts.ssh("h2", "grep -c 'offline_pot.tke managed block' /etc/hosts").stdout.strip() == "2"
     # and now both are done: a plain re-run skips them and changes nothing
+    third = run_playbook(INSTALL, inv, "--tags", "host_init")
+    assert third.rc == 0 and third.total("changed") == 0, third.explain()
+    assert re.search(r"host_init: running on no host", third.output), third.explain()
+
+
+def test_a_host_whose_state_drifted_runs_the_phase_again_on_a_plain_rerun(testhosts, tmp_path):
+    """The record stands for the state, not only for the run: a host whose /etc/hosts was rewritten
+    after the install (a reboot with cloud-init's manage_etc_hosts, a colleague's edit) runs
+    host_init again on a plain re-run, the banner naming what drifted; the others skip it."""
+    inv = inventory(testhosts, tmp_path / "hosts.yml", ["h2"])
+    first = run_playbook(INSTALL, inv, "--tags", "host_init")
+    assert first.rc == 0, first.explain()
+    # the phase's state record: its probes and their digests when it was done
+    assert "hosts-block" in testhosts.ssh("h2", f"cat {RECORD}/host_init.probe").stdout
+    assert re.search(r"^hosts-block [0-9a-f]{16}$", testhosts.ssh("h2", f"cat {RECORD}/host_init.state").stdout, re.M)
+    testhosts.ssh("h2", "sed '/# BEGIN offline_pot.tke managed block/,/# END offline_pot.tke managed block/d' "
+                        "/etc/hosts > /tmp/hosts && cat /tmp/hosts > /etc/hosts")
+    assert managed_hosts(testhosts, "h2") != managed_hosts(testhosts, "h1")
+    again = run_playbook(INSTALL, inv, "--tags", "host_init")
+    assert again.rc == 0, again.explain()
+    said = " ".join(again.output.split())
+    assert "host_init: running on h2 (h2: its state differs from what the phase recorded there (hosts-block))" \
+        in said, again.explain()
+    assert re.search(r"skipping h1 \(done", said), again.explain()
+    assert managed_hosts(testhosts, "h2") == managed_hosts(testhosts, "h1")
     third = run_playbook(INSTALL, inv, "--tags", "host_init")
     assert third.rc == 0 and third.total("changed") == 0, third.explain()
     assert re.search(r"host_init: running on no host", third.output), third.explain()

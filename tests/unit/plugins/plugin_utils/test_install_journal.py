@@ -303,3 +303,32 @@ def test_a_lost_journal_rebuilt_from_the_hosts_records():
     assert [n for n in journal["phases"] if n.startswith("hook:")] == ["hook:pre-install"], journal["phases"]
     # the next decision skips what was rebuilt done, with the hosts' evidence
     assert j.decide(journal, "offline", {"h1": "fp-offline"}, records=records)["skip"] == {"h1": "done t, inputs unchanged"}
+
+
+def test_state_probes_and_drift():
+    """A phase records on the host what its roles keep there as probes and their digests; the
+    next run's read runs the probes again: a digest that differs is drift, and the phase runs again
+    on that host, the banner naming what drifted."""
+    script = j.probe_script({"hosts-block": "sed -n '/BEGIN/,/END/p' /etc/hosts", "chrony": "true"})
+    assert script.splitlines() == [
+        "printf '%s ' chrony; { true; } 2>&1 | sha256sum | cut -c1-16",
+        "printf '%s ' hosts-block; { sed -n '/BEGIN/,/END/p' /etc/hosts; } 2>&1 | sha256sum | cut -c1-16"]
+    with pytest.raises(ValueError, match="state probe name 'a b'"):
+        j.probe_script({"a b": "true"})
+    rec = "/var/lib/offline-pot/phases"
+    read = "\n".join([
+        "0123456789abcdef0123456789abcdef",
+        f"{rec}/host_init:fp-host_init", f"{rec}/host_init.state:chrony aaaa", f"{rec}/host_init.state:hosts-block bbbb",
+        f"{rec}/runtime:fp-runtime", f"{rec}/runtime.state:containerd cccc",
+        f"{rec}/pki:fp-pki",
+        f"now:{rec}/host_init:chrony aaaa", f"now:{rec}/host_init:hosts-block 9999",
+        f"now:{rec}/runtime:containerd cccc", f"now:{rec}/runtime:extra dddd"])
+    machine, records = j.parse_host_read(read, rec)
+    assert records == {"host_init": "fp-host_init", "runtime": "fp-runtime", "pki": "fp-pki"}
+    drift = j.parse_host_drift(read, rec)
+    assert drift == {"host_init": ["hosts-block"], "runtime": ["extra"]}
+    journal = j.record(j.empty(), "host_init", {"h1": "fp-host_init", "h2": "fp-host_init"}, "t")
+    d = j.decide(journal, "host_init", {"h1": "fp-host_init", "h2": "fp-host_init"},
+                 records={"h1": records, "h2": {"host_init": "fp-host_init"}}, drift={"h1": drift, "h2": {}})
+    assert d["run"] == ["h1"] and d["why"] == {"h1": "drifted: hosts-block"} and set(d["skip"]) == {"h2"}
+    assert j.explain(d) == "h1: its state differs from what the phase recorded there (hosts-block)"
