@@ -160,7 +160,7 @@ options:
     default: {}
   adopt:
     description:
-      - Rebuild a lost store from the site's hosts instead (V(playbooks/adopt.yml)): host name -> the
+      - Rebuild a lost store from the site's hosts instead (V(playbooks/adopt.yml)), from host name -> the
         base64 of a gzip tar of what the host holds under C(/etc/kubernetes/pki),
         C(/etc/kubernetes/*.conf) and C(/etc/tke/pki). Every file the pki phase gave a host goes back
         to its place in the store byte for byte (a kubeconfig also gives back its client certificate

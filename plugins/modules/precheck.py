@@ -137,7 +137,7 @@ options:
     description:
       - The address the install uses for this node (C(tke_node_ip), else C(ansible_host)). When it is
         an IP address, the check C(node address) fails unless an interface of the host holds it, and
-        the facts name that interface (C(node_interface): TKE's C(networkDevice) in tke.json).
+        the facts name that interface (C(node_interface), from which tke.json's C(networkDevice) comes).
     type: str
 """
 

@@ -12,7 +12,7 @@ module: state_backup
 short_description: Save a site's controller state, encrypted with the vault password
 version_added: 0.1.0
 description:
-  - Packs the site's state directory (C(tke_state_dir): the PKI store with the CA keys, C(site.json),
+  - Packs the site's state directory (C(tke_state_dir) - the PKI store with the CA keys, C(site.json),
     the journal, C(tke.json)) into a gzip tar and encrypts it with this run's vault password
     (C(--vault-password-file) or C(--vault-id)) in Ansible Vault's format, so that it can be carried
     off the controller. Written 0600 as C(<dest>/tke-state-<site id>-<UTC time>.tar.gz.vault).
