@@ -232,6 +232,9 @@ def test_a_lost_controller_state_is_adopted_from_the_hosts(testhosts, site, inst
     refused = run_playbook(ADOPT, inv)
     assert refused.rc != 0 and "confirm with -e adopt_confirm=true; nothing was read or written" in \
         " ".join(refused.output.split()), refused.explain()
+    limited = run_playbook(ADOPT, inv, "-e", "adopt_confirm=true", "--limit", "h1,h2")
+    assert limited.rc != 0 and "run it without --limit (hosts left out: h3); nothing was read or written" in \
+        " ".join(limited.output.split()), limited.explain()
     preview = run_playbook(ADOPT, inv, "--check", "-e", "adopt_confirm=true")
     assert preview.rc == 0, preview.explain()
     assert not (other / ".tke" / "pki").exists() and not (other / ".tke" / "site.json").exists()
