@@ -177,7 +177,7 @@ class ActionModule(ActionModuleBase):
                  and not any(rel.startswith(a.name + ".") for rel in made)]
         result.update(
             changed=True, pki_dir=pki_dir, ca_sha256=ca, adopted=sorted(files), issued=sorted(made),
-            missing={src: hosts for src, hosts in sorted(missing.items())}, warnings=warnings,
+            missing=dict(sorted(missing.items())), warnings=warnings,
             report=[f"adopted {len(files)} files from {', '.join(sorted(reads))}; CA sha256 {ca}"]
             + ([f"issued (no host holds them): {', '.join(sorted(made))}"] if made else [])
             + [f"not on any host (the next pki phase issues them): {src} ({', '.join(hosts)})"

@@ -267,7 +267,7 @@ def test_a_lost_controller_state_is_adopted_from_the_hosts(testhosts, site, inst
         assert (other / ".tke" / name).read_text() == (tke / name).read_text(), name
     nodes = subprocess.run([str(real_clients.kubectl("1.30")), "--kubeconfig", str(store / "kubeconfigs" / "admin.conf"),
                             "--server", f"https://{vip(th)}:6443", "get", "nodes", "-o", "name"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60, check=False)
     assert nodes.stdout.split() == ["node/h1", "node/h2", "node/h3"], nodes.stderr
     # a second adopt into a folder that holds a site's state is refused
     twice = run_playbook(ADOPT, inv, "-e", "adopt_confirm=true")

@@ -287,7 +287,7 @@ def test_a_lost_journal_rebuilt_from_the_hosts_records():
     hooks = {n: {"controller": "sha"} for n in j.PHASE_NAMES if n.startswith("hook:")}
     hooks["hook:post-install"] = None   # the site has no such hook
     journal, again = j.rebuild(records, fps, hooks, "2026-11-25T00:00:00Z", machines={"h1": "m-1", "h2": "m-2"},
-                                names={"precheck": ["h1", "h2"]})
+                               names={"precheck": ["h1", "h2"]})
     assert again == {"network": ["h2"]}
     assert set(journal["phases"]["network"]) == {"h1"}
     assert journal["phases"]["precheck"]["h2"] == {"fingerprint": "fp-precheck", "done_at": "2026-11-25T00:00:00Z",
