@@ -71,7 +71,9 @@ def assemble(c: Cluster, reads: dict) -> tuple:
         for suffix, data in ((".crt", cert), (".key", key)):
             rel = kc.cert + suffix
             if data is None:
-                conflicts.append(f"{kc.path}: holds no client {'certificate' if suffix == '.crt' else 'key'}")
+                # a kubeconfig that names its credential's files instead of embedding it (a kubelet's
+                # after kubeadm moved it to its rotated certificate): the store has none to keep
+                missing.setdefault(rel, []).append(first[kc.path])
             elif rel in files and files[rel] != data:
                 conflicts.append(f"{rel}: the kubeconfigs that embed it differ ({first[kc.path]}'s {kc.path} among them)")
             else:

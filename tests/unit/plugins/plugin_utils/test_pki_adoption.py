@@ -78,6 +78,16 @@ def test_copies_that_differ_between_hosts_are_refused_and_files_no_host_holds_ar
     assert conflicts == ["/etc/kubernetes/pki/ca.crt differs between m1 and w1 (store file ca.crt)"], conflicts
     assert missing == {"kubeconfigs/w1/kubelet.conf": ["w1"]}
     assert "kubeconfig/kubelet/w1.crt" not in files
+    # a kubeconfig that names its credential's files (kubeadm's kubelet.conf after certificate
+    # rotation) gives back no client certificate: missing, not a refusal
+    reads = {h: held(c, store, h) for h in HOSTS}
+    reads["m2"]["/etc/kubernetes/kubelet.conf"] = (
+        b"apiVersion: v1\nusers:\n- name: default-auth\n  user:\n"
+        b"    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem\n"
+        b"    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem\n")
+    files, conflicts, missing = adoption.assemble(c, reads)
+    assert conflicts == [] and missing == {"kubeconfig/kubelet/m2.crt": ["m2"], "kubeconfig/kubelet/m2.key": ["m2"]}
+    assert files["kubeconfigs/m2/kubelet.conf"] == reads["m2"]["/etc/kubernetes/kubelet.conf"]
 
 
 def test_a_ca_without_its_key_is_kept_and_what_it_must_sign_is_refused(store):
