@@ -198,10 +198,11 @@ class ActionModule(ActionModuleBase):
         if not self._task.check_mode and ca and store_ca != ca:
             raise AnsibleActionFail(f"adopt: the store's CA ({store_ca}) is not the one the hosts record ({ca})")
         fingerprints, names = {}, {}
+        code = tree_digest("roles", "plugins", "playbooks")   # once for every phase
         for p in ij.PHASES:
             if not p.name.startswith("hook:"):
                 with_it = [h for h in hosts if p.name in (records.get(h) or {})]
-                fingerprints[p.name], names[p.name] = self._fingerprints(p.name, with_it, task_vars)
+                fingerprints[p.name], names[p.name] = self._fingerprints(p.name, with_it, task_vars, code)
         hooks_dir = to_text(self._templar.template(task_vars.get("tke_hooks_dir", "hooks")))
         hooks = {p.name: ij.hook_fingerprint(hooks_dir, p.name[len("hook:"):]) for p in ij.PHASES
                  if p.name.startswith("hook:")}
@@ -240,16 +241,23 @@ class ActionModule(ActionModuleBase):
             effective["ca_sha256"] = ca or "none"
         return effective
 
-    def _host_files(self, hosts, task_vars):
-        """host -> the files it records beside its phase records (tke_host_read: host_read.yml)."""
+    def _host_outputs(self, hosts, task_vars):
+        """(the phase records' directory, host -> the output of its read this run (roles/tke/tasks/
+        host_read.yml) for the hosts that answered); no host when the directory is not known."""
         hostvars = task_vars.get("hostvars", {})
-        base = os.path.dirname(self._templar.template(task_vars.get("tke_host_record_dir", "")).rstrip("/"))
+        record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
         out = {}
         for host in hosts:
             read = hostvars.get(host, {}).get("tke_host_read")
-            if isinstance(read, dict) and read.get("rc") == 0 and base:
-                out[host] = ij.parse_host_files(read.get("stdout", ""), base)
-        return out
+            if isinstance(read, dict) and read.get("rc") == 0 and record_dir:
+                out[host] = read.get("stdout", "")
+        return record_dir, out
+
+    def _host_files(self, hosts, task_vars):
+        """host -> the files it records beside its phase records (tke_host_read: host_read.yml)."""
+        record_dir, outputs = self._host_outputs(hosts, task_vars)
+        base = os.path.dirname(record_dir.rstrip("/"))
+        return {host: ij.parse_host_files(text, base) for host, text in outputs.items()}
 
     def _version_problems(self, hosts, records, files, task_vars, playbook):
         """si.version_conflicts between the inventory's version and what the hosts' nodes run."""
@@ -316,32 +324,24 @@ class ActionModule(ActionModuleBase):
     def _host_reads(self, hosts, task_vars):
         """host -> /etc/machine-id, and host -> {phase: fingerprint} the host records done, as
         roles/tke/tasks/phase_start.yml read them this run (None: not read)."""
-        hostvars = task_vars.get("hostvars", {})
-        record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
+        record_dir, outputs = self._host_outputs(hosts, task_vars)
         machines, records = {}, {}
         for host in hosts:
-            read = hostvars.get(host, {}).get("tke_host_read")
-            if isinstance(read, dict) and read.get("rc") == 0 and record_dir:
-                machines[host], records[host] = ij.parse_host_read(read.get("stdout", ""), record_dir)
-            else:
-                machines[host], records[host] = None, None
+            machines[host], records[host] = (ij.parse_host_read(outputs[host], record_dir) if host in outputs
+                                             else (None, None))
         return machines, records
 
     def _host_drift(self, hosts, task_vars):
         """host -> {phase: [state probes whose digest differs from the host's record]}, as
         host_read.yml read them this run (install_journal.parse_host_drift)."""
-        hostvars = task_vars.get("hostvars", {})
-        record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
-        out = {}
-        for host in hosts:
-            read = hostvars.get(host, {}).get("tke_host_read")
-            if isinstance(read, dict) and read.get("rc") == 0 and record_dir:
-                out[host] = ij.parse_host_drift(read.get("stdout", ""), record_dir)
-        return out
+        record_dir, outputs = self._host_outputs(hosts, task_vars)
+        return {host: ij.parse_host_drift(text, record_dir) for host, text in outputs.items()}
 
-    def _fingerprints(self, phase, hosts, task_vars):
+    def _fingerprints(self, phase, hosts, task_vars, code=None):
+        """host -> the fingerprint of the phase's inputs now, and the hosts its configuration
+        names; code: the collection's code digest when the caller has it already."""
         options = ij.input_options(phase)
-        code = tree_digest("roles", "plugins", "playbooks")
+        code = code or tree_digest("roles", "plugins", "playbooks")
         hostvars = task_vars.get("hostvars", {})
         # what this run registered or set_fact'ed (earlier phases' results, this bookkeeping's own
         # tke_phase_start) is not an input: only what the inventory and the command line say is
