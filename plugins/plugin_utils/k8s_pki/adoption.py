@@ -14,7 +14,6 @@ of an external etcd's CA) cannot come back: the first is issued anew, the second
 """
 from __future__ import annotations
 
-import fnmatch
 import io
 import tarfile
 
@@ -25,14 +24,8 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.specs impo
     K8S_CONF, K8S_PKI, TKE_PKI, Cluster, kubeconfig_specs)
 
 # What playbooks/adopt.yml reads on each host (tar, shell patterns relative to /): every place
-# host_files writes to (tests/unit checks that they cover it).
+# host_files writes to (tests/unit checks that they cover it and that the playbook reads them).
 HOST_PATTERNS = (K8S_PKI.lstrip("/"), f"{K8S_CONF.lstrip('/')}/*.conf", TKE_PKI.lstrip("/"))
-
-
-def covered(path: str) -> bool:
-    """Whether an absolute host path is inside what HOST_PATTERNS read."""
-    rel = path.lstrip("/")
-    return any(rel == p or rel.startswith(p + "/") or ("*" in p and fnmatch.fnmatch(rel, p)) for p in HOST_PATTERNS)
 
 
 def read_tar(data: bytes) -> dict:
