@@ -1,7 +1,9 @@
 #!/usr/bin/env python
 """Benchmark of install.yml on 3 fresh test hosts, every phase: full install time, no-op re-run time
 (journal resume) and its ratio to the install, a full re-converge with resume off, tasks executed per
-host, and per-phase times from the phase banners (the network phase on a line of its own). The site is the end-to-end test's: HA keepalived
+host, and per-phase times from the phase banners (the network phase on a line of its own), the
+controller's CPU seconds and where the time goes (tasks that reached each host, the top 20 tasks by
+wall time summed over hosts: bench/callback_plugins/task_times.py). The site is the end-to-end test's: HA keepalived
 (h1, h2 masters holding the VIP; h3 a worker), external etcd on h1, the registry on h1, the fixture
 site pack; kubeadm and kubelet are the test doubles (tests/kubeadm_double), put on the hosts first.
 Not a test: prints numbers for the closing notes.
@@ -15,7 +17,11 @@ then a no-op re-run; it prints, per tree, the medians of the install and no-op t
 phase's time, of the tasks per host and of the plays printed, and the ratio this/REF.
 """
 import argparse
+import collections
+import glob
+import json
 import os
+import resource
 import re
 import statistics
 import subprocess
@@ -30,13 +36,57 @@ sys.path.insert(0, str(TOP / "collections"))   # the fixture pack reads the coll
 from harness import sites  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
+# each test host's CPU time (ns), cgroup v1 accounting: set for the hosts of --th-id in main()
+HOSTS_CPU = "/sys/fs/cgroup/cpuacct/testhost-{th_id}-*/cpuacct.usage"
+hosts_cpu_glob = None
+
+
+def hosts_cpu():
+    """CPU seconds the test hosts have used so far (every process in their containers), or 0."""
+    if not hosts_cpu_glob:
+        return 0.0
+    return sum(int(Path(p).read_text(encoding="utf-8")) for p in glob.glob(hosts_cpu_glob)) / 1e9
+
+
 PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on .*? in ([\d.]+) s")
 
 
 def timed(inv, *args, tree=TOP):
+    """One run of install.yml from tree: the run, its wall time, and on the run: `cpu`, the
+    controller's CPU seconds (ansible-playbook and every process it waited for: its workers, ssh),
+    and `tasks`, each task's time per host (bench/callback_plugins/task_times.py)."""
+    times = Path(os.environ.get("TMPDIR", "/tmp")) / f"task-times-{os.getpid()}-{time.monotonic_ns()}.jsonl"
+    env = {"ANSIBLE_CONFIG": str(tree / "ansible.cfg"), "TASK_TIMES_FILE": str(times),
+           "ANSIBLE_CALLBACK_PLUGINS": str(TOP / "bench" / "callback_plugins"),
+           "ANSIBLE_CALLBACKS_ENABLED": "task_times"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    hosts_before = hosts_cpu()
     t0 = time.monotonic()
-    run = run_playbook(tree / "install.yml", inv, *args, env={"ANSIBLE_CONFIG": str(tree / "ansible.cfg")})
-    return run, time.monotonic() - t0
+    run = run_playbook(tree / "install.yml", inv, *args, env=env)
+    elapsed = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    run.hosts_cpu = hosts_cpu() - hosts_before
+    run.tasks = [json.loads(line) for line in times.read_text(encoding="utf-8").splitlines()] if times.exists() else []
+    times.unlink(missing_ok=True)
+    return run, elapsed
+
+
+def where_time_goes(run, top=20):
+    """Lines: tasks per host that reached the host (not skipped, not run on the controller: each is
+    at least one SSH round trip), and the top tasks by wall time summed over hosts."""
+    on_host = collections.Counter(r["host"] for r in run.tasks if r["status"] != "skipped" and not r["on_controller"])
+    total = collections.defaultdict(float)
+    count = collections.Counter()
+    for r in run.tasks:
+        total[r["task"]] += r["seconds"]
+        count[r["task"]] += 1
+    lines = ["tasks that reached each host (SSH round trips, at least): "
+             + ", ".join(f"{h} {n}" for h, n in sorted(on_host.items())),
+             f"controller CPU: {run.cpu:.1f} s; top {top} tasks by wall time summed over hosts (s, runs):"]
+    for name, secs in sorted(total.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"  {secs:7.1f} {count[name]:4d}  {name}")
+    return lines
 
 
 def plays(run):
@@ -72,7 +122,7 @@ def one_install(hosts, tmp, pack, tree, label, fresh):
         print(full.explain())
         raise SystemExit(f"{label}: the install failed")
     noop, t_noop = timed(inv, tree=tree)
-    return {"install": t_full, "no-op": t_noop, "plays": plays(full),
+    return {"install": t_full, "no-op": t_noop, "plays": plays(full), "controller CPU": full.cpu, "hosts CPU": full.hosts_cpu,
             **{f"tasks {h}": n for h, n in tasks_per_host(full).items()},
             **{f"phase {m[1]}": float(m[2]) for m in PHASE_DONE.findall(full.output)}}
 
@@ -113,6 +163,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--no-reconverge", action="store_true", help="the install and the no-op re-run only")
     a = ap.parse_args()
+    global hosts_cpu_glob   # pylint: disable=global-statement
+    hosts_cpu_glob = HOSTS_CPU.format(th_id=a.th_id)
     if a.ab:
         return ab(a.ab, a.rounds, a.th_id)
     with sites.started(a.th_id, 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
@@ -126,7 +178,9 @@ def main():
             again, t_again = None, 0.0
         else:
             again, t_again = timed(inv, "-e", '{"tke_resume": false}')
-        print(f"full install on 3 hosts: {t_full:.1f} s (load average {os.getloadavg()[0]:.2f})")
+        print(f"full install on 3 hosts: {t_full:.1f} s (load average {os.getloadavg()[0]:.2f}), "
+              f"CPU {full.cpu:.1f} s on the controller, {full.hosts_cpu:.1f} s on the hosts; "
+              f"no-op re-run: {noop.cpu:.1f} s, {noop.hosts_cpu:.1f} s")
         print(f"no-op re-run (journal resume): {t_noop:.1f} s = {t_noop / t_full:.2f} of the install; "
               f"changed={noop.total('changed')}")
         if again:
@@ -139,6 +193,7 @@ def main():
         network = [m[2] for m in PHASE_DONE.findall(full.output) if m[1] == "network"]
         print(f"network phase (CNI configs, objects through the API, wait for every node Ready): "
               f"{network[0] + ' s' if network else 'did not run'}")
+        print("\n".join(where_time_goes(full)))
         if again:
             print("changed by the re-converge: " + ("; ".join(again.changed_tasks()) or "nothing"))
     return 0

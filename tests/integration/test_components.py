@@ -13,6 +13,7 @@ pushed into another registry namespace; no SSH login on the cluster hosts); a co
 image never appears fails within its timeout naming it and its object. Validation names a cycle
 and a source the pack does not have before any host is touched.
 """
+import base64
 import json
 import os
 import shutil
@@ -31,12 +32,15 @@ NODES = ["h1", "h2"]
 SAMPLE = [
     {"name": "sample-redis", "namespace": "shop", "values": {"replicas": 1, "maxmemory": "64mb"},
      "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}},
-    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"], "values": {"greeting": "hello"},
+    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"],
+     "values": {"greeting": "hello", "session_secret": "sEss10n-S3cret-sample"},
      "ready": {"workloads": [{"kind": "Deployment", "name": "sample-app"}], "timeout": 120}},
 ]
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
-APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
-KINDS = "configmaps,services,statefulsets,deployments"
+APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Secret shop/sample-app-session",
+       "Service shop/sample-app"]
+KINDS = "configmaps,secrets,services,statefulsets,deployments"
+SECRET = SAMPLE[1]["values"]["session_secret"]
 
 
 def deployment(name, image, pod_extra=""):
@@ -96,8 +100,8 @@ def site(testhosts, tmp_path_factory):
 
 
 def kubectl(th, args):
-    """kubectl on h1 through the admin kubeconfig (Debian's kubernetes-client: independent of the
-    collection's own API client)."""
+    """Real kubectl on h1 (the cluster's minor, put there by the `installed` fixture) through the
+    admin kubeconfig: independent of the collection's own API client."""
     return th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
 
 
@@ -158,12 +162,44 @@ def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, in
     assert sts["status"]["readyReplicas"] == 1
     cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-app-config -o json").stdout)["data"]
     assert cfg == {"REDIS_ADDR": "sample-redis.shop.svc:6379", "GREETING": "hello"}
+    # the template's stringData, "0.5" and 131072Ki as the server stores them, the secret never printed
+    secret = json.loads(kubectl(testhosts, "-n shop get secret sample-app-session -o json").stdout)
+    assert secret["data"] == {"SESSION_SECRET": base64.b64encode(SECRET.encode()).decode()} and "stringData" not in secret
+    deploy = json.loads(kubectl(testhosts, "-n shop get deployment sample-app -o json").stdout)
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "500m", "memory": "128Mi"}}
+    assert SECRET not in installed.output
 
 
 def test_rerun_changes_nothing(site, installed):
-    again = timed("components.yml again", COMPONENTS, site["inv"])
+    """components.yml keeps no journal: every object is compared with the live one again. A Secret
+    written as stringData, quantities in non-canonical form and the fields the server defaults
+    (a Deployment's strategy, ...) are what the server would store, not a change."""
+    again = timed("components.yml again", COMPONENTS, site["inv"], "--diff")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert "Workloads ready within the timeout: component sample-app" in again.output
+    assert SECRET not in again.output
+
+
+def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
+    """What the collection applied (each object's last-applied copy) against the live objects, by
+    real `kubectl diff` (kubectl's own patch, sent as a server-side dry run): the only difference is
+    the annotation kubectl itself adds (kubectl.kubernetes.io/last-applied-configuration), which
+    any `kubectl apply` of objects it did not create adds."""
+    applied = []
+    for component in ("sample-redis", "sample-app"):
+        out = kubectl(testhosts, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
+        applied += [json.loads(o["metadata"]["annotations"]["tke.offline-pot.io/last-applied"])
+                    for o in json.loads(out.stdout)["items"]]
+    assert len(applied) == len(REDIS) + len(APP)
+    testhosts.ssh("h1", f"cat > /tmp/applied.yaml <<'EOF'\n{yaml.safe_dump_all(applied)}EOF")
+    diff = kubectl(testhosts, "diff -f /tmp/applied.yaml")
+    assert diff.returncode in (0, 1), diff.stderr   # 1: differences found, more: an error
+    changed = [line for line in diff.stdout.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    # each object: the annotation's key line and its JSON value's line, nothing else
+    assert len(changed) == 2 * len(applied), diff.stdout
+    assert all(line.startswith("+") for line in changed), diff.stdout
+    assert sum("kubectl.kubernetes.io/last-applied-configuration:" in line for line in changed) == len(applied), diff.stdout
 
 
 def test_a_changed_value_reapplies_only_that_component(testhosts, site, installed):

@@ -1,0 +1,58 @@
+"""Bench-only callback (not part of the collection): each task's wall time per host, written as
+JSON lines to the file named by TASK_TIMES_FILE when the play ends. bench/install_bench.py enables
+it (ANSIBLE_CALLBACK_PLUGINS + ANSIBLE_CALLBACKS_ENABLED) to print where an install's time goes."""
+import json
+import os
+import time
+
+from ansible.plugins.callback import CallbackBase
+
+DOCUMENTATION = """
+name: task_times
+type: aggregate
+short_description: each task's wall time per host, as JSON lines (bench only)
+description: [Written to the file named by the TASK_TIMES_FILE environment variable.]
+"""
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "task_times"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        self._start = {}
+        self._rows = []
+
+    def v2_runner_on_start(self, host, task):
+        self._start[(host.get_name(), task._uuid)] = time.monotonic()
+
+    def _done(self, result, status):
+        key = (result._host.get_name(), result._task._uuid)
+        began = self._start.pop(key, None)
+        if began is None:
+            return
+        task = result._task
+        delegated = (task.delegate_to or "") in ("localhost", "127.0.0.1")
+        self._rows.append({"host": key[0], "task": task.get_name(), "action": task.action, "status": status,
+                           "seconds": round(time.monotonic() - began, 3), "on_controller": delegated})
+
+    def v2_runner_on_ok(self, result):
+        self._done(result, "changed" if result._result.get("changed") else "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._done(result, "failed")
+
+    def v2_runner_on_skipped(self, result):
+        self._done(result, "skipped")
+
+    def v2_runner_on_unreachable(self, result):
+        self._done(result, "unreachable")
+
+    def v2_playbook_on_stats(self, stats):
+        path = os.environ.get("TASK_TIMES_FILE")
+        if path:
+            with open(path, "a", encoding="utf-8") as out:
+                out.writelines(json.dumps(r) + "\n" for r in self._rows)
