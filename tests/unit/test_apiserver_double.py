@@ -770,6 +770,19 @@ def test_server_field_validation_warn_is_the_default(apiserver):
                   {"metadata": {"name": "x"}})[0] == 400
 
 
+def test_server_field_validation_strict_names_every_unknown_field(apiserver):
+    """Strict refuses with every unknown field of the body, at any depth, in one strict decoding
+    error (runtime.NewStrictDecodingError joins them), not only those of the first object found."""
+    d = deployment("fvall")
+    d["spec"]["bogus"] = 1
+    d["spec"]["template"]["spec"]["containers"][0]["colour"] = "red"
+    code, s, dummy = call_h(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict", d)
+    assert code == 400, s
+    assert s["message"].startswith('Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: ')
+    assert sorted(c["field"] for c in s["details"]["causes"]) == ["spec.bogus", "spec.template.spec.containers[0].colour"]
+    assert call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/fvall")[0] == 404
+
+
 @pytest.mark.parametrize("given,want", [
     ("1000m", "1"), ("0.5", "500m"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("1000", "1k"), ("1500", "1500"),
     ("100m", "100m"), ("1Gi", "1Gi"), ("512Ki", "512Ki"), ("0.1", "100m"), (2, "2"), ("1e3", "1e3"),

@@ -520,6 +520,16 @@ def _shown(v):
     return json.dumps(v)
 
 
+def strict_decoding_error(res, fields):
+    """fieldValidation=Strict and unknown fields: 400, the decoder's strict error wrapped as the
+    handlers wrap a decoding error (apiserver endpoints/handlers/rest.go transformDecodeError;
+    runtime.NewStrictDecodingError joins the fields' errors with ", ")."""
+    msg = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
+    return ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: {msg}',
+                    "BadRequest", {"causes": [{"reason": "FieldValueInvalid", "message": f'unknown field "{f}"',
+                                               "field": f} for f in fields]})
+
+
 def schema_error_to_api(res, name, err):
     """A jsonschema ValidationError (kubernetes-validate's or a CRD schema's) -> ApiError as the real
     API server words it: unknown fields are a strict decoding error (400 BadRequest, the server's
@@ -529,11 +539,7 @@ def schema_error_to_api(res, name, err):
     if err.validator == "additionalProperties":
         m = re.search(r"\((.*) (?:was|were) unexpected\)", err.message)
         extra = [x.strip().strip("'") for x in (m.group(1).split(",") if m else [])] or ["?"]
-        fields = [field_path(parts + [x]) for x in extra]
-        msg = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
-        return ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: {msg}',
-                        "BadRequest", {"causes": [{"reason": "FieldValueInvalid", "message": f'unknown field "{f}"',
-                                                   "field": f} for f in fields]})
+        return strict_decoding_error(res, [field_path(parts + [x]) for x in extra])
     if err.validator == "required":
         m = re.match(r"'(.*)' is a required property", err.message)
         f = field_path(parts + [m.group(1) if m else "?"])

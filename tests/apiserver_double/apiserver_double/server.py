@@ -249,12 +249,23 @@ class Api:
             self._validate = kubernetes_validate
         return self._validate
 
+    def _field_validation(self, res, dropped, field_validation):
+        """What the request's fieldValidation makes of the unknown fields its body's decoding
+        dropped (KEP-2885; staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go /
+        update.go / patch.go): `Strict` answers 400 "strict decoding error: unknown field ...",
+        `Warn` - the default when the request names none - keeps them dropped and answers with a
+        `Warning: 299 - "unknown field \"spec.x\""` header each, `Ignore` drops them silently."""
+        if dropped and field_validation == "Strict":
+            raise logic.strict_decoding_error(res, dropped)
+        if field_validation != "Ignore":
+            w = getattr(self.warnings, "items", None)
+            if w is not None:
+                w.extend(f'unknown field "{f}"' for f in dropped)
+        return dropped
+
     def _unknown_fields(self, res, obj, field_validation):
-        """The real server's decoding of a built-in kind (fieldValidation, KEP-2885;
-        staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go / update.go / patch.go and
-        rest/fieldmanager: `Strict` answers 400 "strict decoding error: unknown field ...",
-        `Warn` - the default when the request names none - drops the field and answers with a
-        `Warning: 299 - "unknown field \"spec.x\""` header, `Ignore` drops it silently)."""
+        """The real server's decoding of a built-in kind into its Go type: the fields the type
+        lacks (by the kind's OpenAPI schema) are dropped, then _field_validation."""
         kv = self._kv()
         dropped = []
         for dummy in range(200):
@@ -264,8 +275,6 @@ class Api:
             except kv.ValidationError as e:
                 if e.validator != "additionalProperties" or not isinstance(e.instance, dict):
                     break
-                if field_validation == "Strict":
-                    raise logic.schema_error_to_api(res, (obj.get("metadata") or {}).get("name", ""), e) from None
                 known = set((e.schema or {}).get("properties") or {})
                 extra = [k for k in e.instance if k not in known]
                 if not extra:
@@ -275,11 +284,7 @@ class Api:
                     e.instance.pop(k)
             except (kv.SchemaNotFoundError, IndexError, kv.utils.VersionNotSupportedError):
                 break
-        if field_validation != "Ignore":
-            w = getattr(self.warnings, "items", None)
-            if w is not None:
-                w.extend(f'unknown field "{f}"' for f in dropped)
-        return dropped
+        return self._field_validation(res, dropped, field_validation)
 
     def admit(self, res, obj, field_validation="Warn", old=None):
         """Decode (unknown fields by fieldValidation), default, validate: the order of the real
