@@ -1054,3 +1054,102 @@ def test_server_refuses_what_validation_go_refuses(apiserver):
             "Too long: must have at most 262144 bytes")
     for path in (f"{apps}/deployments/sel", f"{apps}/statefulsets/db", f"{rbs}/rb"):
         call(apiserver, "DELETE", path)
+
+
+# ------------------------------------------------------------------ custom resources: structural schemas (apiextensions-apiserver)
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def widget_crd(schema, plural="widgets", kind="Widget"):
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   **({"schema": {"openAPIV3Schema": schema}} if schema is not None else {})}]}}
+
+
+def obj_with(spec):
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": spec}}}
+
+
+S = "spec.versions[0].schema.openAPIV3Schema"
+
+
+@pytest.mark.parametrize("schema,causes", [
+    # a property without type (schema/validation.go validateStructuralInvariants)
+    (obj_with({"foo": {"description": "no type"}}),
+     [(f"{S}.properties[spec].properties[foo].type", "Required value: must not be empty for specified object fields")]),
+    # additionalProperties next to properties (validation.go ValidateCustomResourceDefinitionOpenAPISchema)
+    ({"type": "object", "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}},
+                                                "additionalProperties": {"type": "string"}}}},
+     [(f"{S}.properties[spec].additionalProperties", "Forbidden: additionalProperties and properties are mutual exclusive")]),
+    # the root: no type, another type, additionalProperties
+    ({"properties": {"spec": {"type": "object"}}}, [(f"{S}.type", "Required value: must not be empty at the root")]),
+    ({"type": "string"}, [(f"{S}.type", 'Invalid value: "string": must be object at the root')]),
+    ({"type": "object", "additionalProperties": {"type": "string"}},
+     [(f"{S}.additionalProperties", "Forbidden: must not be used at the root")]),
+    # metadata restricts name and generateName only; no defaults in the top-level metadata
+    ({"type": "object", "properties": {"metadata": {"type": "object", "properties": {"labels": {"type": "object"}}}}},
+     [(f"{S}.properties[metadata]", "Forbidden: must not specify anything other than name and generateName, "
+                                    "but metadata is implicitly specified")]),
+    ({"type": "object", "properties": {"metadata": {"type": "object", "default": {}}}},
+     [(f"{S}.properties[metadata].default", "Forbidden: must not be set in top-level metadata")]),
+    # x-kubernetes-preserve-unknown-fields: true or nothing; not with x-kubernetes-int-or-string
+    (obj_with({"free": {"type": "object", "x-kubernetes-preserve-unknown-fields": False}}),
+     [(f"{S}.properties[spec].properties[free].x-kubernetes-preserve-unknown-fields", "Invalid value: false: must be true or undefined")]),
+    (obj_with({"port": {"x-kubernetes-int-or-string": True, "x-kubernetes-preserve-unknown-fields": True}}),
+     [(f"{S}.properties[spec].properties[port].x-kubernetes-preserve-unknown-fields",
+       "Invalid value: true: must be false if x-kubernetes-int-or-string is true")]),
+    # inside anyOf only value validations (but the int-or-string anyOf form)
+    (obj_with({"v": {"type": "string", "anyOf": [{"type": "string", "description": "d"}]}}),
+     [(f"{S}.properties[spec].properties[v].anyOf[0].description", "Forbidden: must be empty to be structural"),
+      (f"{S}.properties[spec].properties[v].anyOf[0].type", "Forbidden: must be empty to be structural")]),
+    # arrays need items; embedded resources are objects
+    (obj_with({"list": {"type": "array"}}), [(f"{S}.properties[spec].properties[list].items", "Required value: must be specified")]),
+    (obj_with({"tpl": {"type": "string", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}}),
+     [(f"{S}.properties[spec].properties[tpl].type", 'Invalid value: "string": must be object if x-kubernetes-embedded-resource is true')]),
+    # a v1 CRD needs a schema
+    (None, [(S, "Required value: schemas are required")]),
+    # several: sorted as ValidateStructural sorts them, after the generic rules
+    ({"properties": {"spec": {"properties": {"a": {}}}}},
+     [(f"{S}.properties[spec].properties[a].type", "Required value: must not be empty for specified object fields"),
+      (f"{S}.properties[spec].type", "Required value: must not be empty for specified object fields"),
+      (f"{S}.type", "Required value: must not be empty at the root")]),
+])
+def test_server_refuses_non_structural_crd_schemas(apiserver, schema, causes):
+    """A v1 CRD's schema must be structural (apiextensions-apiserver pkg/apis/apiextensions/validation/
+    validation.go, pkg/apiserver/schema/validation.go): 422 Invalid naming each field as the real
+    server does (`spec.versions[0].schema.openAPIV3Schema.properties[spec]...`), nothing stored."""
+    crd = widget_crd(schema)
+    call(apiserver, "DELETE", f"{CRDS}/widgets.example.com")      # (what a double that took it stored)
+    code, s = call(apiserver, "POST", CRDS, crd)
+    assert (code, s["reason"]) == (422, "Invalid"), s
+    assert [(c["field"], c["message"]) for c in s["details"]["causes"]] == causes
+    if len(causes) == 1:
+        assert s["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "widgets.example.com" is invalid: '
+                                f"{causes[0][0]}: {causes[0][1]}")
+    assert call(apiserver, "GET", f"{CRDS}/widgets.example.com")[0] == 404
+
+
+def test_server_takes_structural_crd_schemas_and_refuses_an_update_that_is_not(apiserver):
+    """What is structural passes: metadata restricting name only, the x-kubernetes-int-or-string
+    anyOf form, an embedded resource, preserve-unknown-fields at the root (calico's CRDs); an
+    update to a non-structural schema is refused as a create is."""
+    good = {"type": "object", "properties": {
+        "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}},
+        "spec": {"type": "object", "properties": {
+            "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "tpl": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+    crd = widget_crd(good, "gadgets", "Gadget")
+    code, made = call(apiserver, "POST", CRDS, crd)
+    assert code == 201, made
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["bad"] = {}
+    code, s = call(apiserver, "PUT", f"{CRDS}/gadgets.example.com", crd)
+    assert code == 422 and [c["field"] for c in s["details"]["causes"]] == [
+        f"{S}.properties[spec].properties[bad].type"], s
+    free = widget_crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True}, "freebies", "Freebie")
+    assert call(apiserver, "POST", CRDS, free)[0] == 201
+    for name in ("gadgets", "freebies"):
+        call(apiserver, "DELETE", f"{CRDS}/{name}.example.com")

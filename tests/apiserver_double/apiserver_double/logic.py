@@ -14,6 +14,8 @@ import json
 import os
 import re
 
+from . import structural
+
 # ------------------------------------------------------------------------------ Status objects
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
            406: "NotAcceptable", 409: "AlreadyExists", 415: "UnsupportedMediaType", 422: "Invalid",
@@ -183,6 +185,8 @@ def semantic_problems(obj, old=None):
             out.append(("spec", "FieldValueForbidden", "Forbidden: updates to statefulset spec for fields other than "
                         "'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' "
                         "and 'minReadySeconds' are forbidden"))
+    if kind == "CustomResourceDefinition" and str(obj.get("apiVersion", "")).startswith("apiextensions.k8s.io/"):
+        out.extend(structural.crd_problems(obj))
     if old is not None and kind in ("RoleBinding", "ClusterRoleBinding") and obj.get("roleRef") != old.get("roleRef"):
         ref = obj.get("roleRef") or {}
         out.append(("roleRef", "FieldValueInvalid", f'Invalid value: rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", '
