@@ -1153,3 +1153,72 @@ def test_server_takes_structural_crd_schemas_and_refuses_an_update_that_is_not(a
     assert call(apiserver, "POST", CRDS, free)[0] == 201
     for name in ("gadgets", "freebies"):
         call(apiserver, "DELETE", f"{CRDS}/{name}.example.com")
+
+
+PRUNED_SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+    "a": {"type": "string"},
+    "nested": {"type": "object", "properties": {"b": {"type": "string"}}},
+    "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}}},
+    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+        "typed": {"type": "object", "properties": {"t": {"type": "string"}}}}},
+    "tpl": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+
+
+@pytest.fixture
+def pruned_crd(apiserver):
+    code, made = call(apiserver, "POST", CRDS, widget_crd(PRUNED_SCHEMA, "sprockets", "Sprocket"))
+    assert code == 201, made
+    yield "/apis/example.com/v1/namespaces/default/sprockets"
+    call(apiserver, "DELETE", f"{CRDS}/sprockets.example.com")
+
+
+def sprocket(name, **spec):
+    return {"apiVersion": "example.com/v1", "kind": "Sprocket", "metadata": {"name": name, "bogus": 1}, "extra": True,
+            "spec": {"a": "x", "foo": 1, "nested": {"b": "y", "c": 2}, "items": [{"n": "1", "m": 2}],
+                     "free": {"anything": {"goes": 1}, "typed": {"t": "z", "u": 3}},
+                     "tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "colour": "red"}, "spec": {"x": 1}},
+                     "labels": {"k": "v"}, **spec}}
+
+
+KEPT = {"a": "x", "nested": {"b": "y"}, "items": [{"n": "1"}], "free": {"anything": {"goes": 1}, "typed": {"t": "z"}},
+        "tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1}}, "labels": {"k": "v"}}
+DROPPED = ["metadata.bogus", "extra", "spec.foo", "spec.free.typed.u", "spec.items[0].m", "spec.nested.c",
+           "spec.tpl.metadata.colour"]
+
+
+def test_server_prunes_custom_resources_by_field_validation(apiserver, pruned_crd):
+    """Fields the structural schema does not specify are dropped on create, dry run, update and
+    patch (pruning/algorithm.go; not under x-kubernetes-preserve-unknown-fields, nor an embedded
+    resource's apiVersion/kind/metadata; metadata kept to ObjectMeta's fields, objectmeta/coerce.go),
+    in the order customresource_handler.go reports them: Warn (the default) names each in a Warning
+    header, Strict refuses with 400 as for a built-in kind, Ignore drops them silently."""
+    code, got, warn = call_h(apiserver, "POST", pruned_crd + "?dryRun=All", sprocket("s1"))
+    assert code == 201 and got["spec"] == KEPT and "extra" not in got and "bogus" not in got["metadata"], got
+    assert warn == ['299 - ' + json.dumps(f'unknown field "{f}"') for f in DROPPED]
+    assert call(apiserver, "GET", pruned_crd + "/s1")[0] == 404
+    code, got, warn = call_h(apiserver, "POST", pruned_crd, sprocket("s1"))
+    assert code == 201 and got["spec"] == KEPT and len(warn) == len(DROPPED)
+    assert call(apiserver, "GET", pruned_crd + "/s1")[1]["spec"] == KEPT
+    code, s, warn = call_h(apiserver, "POST", pruned_crd + "?fieldValidation=Strict", sprocket("s2"))
+    assert (code, s["reason"]) == (400, "BadRequest"), s
+    assert s["message"] == 'Sprocket in version "v1" cannot be handled as a Sprocket: strict decoding error: ' + \
+        ", ".join(f'unknown field "{f}"' for f in DROPPED)
+    assert call(apiserver, "GET", pruned_crd + "/s2")[0] == 404
+    code, got, warn = call_h(apiserver, "POST", pruned_crd + "?fieldValidation=Ignore", sprocket("s2"))
+    assert code == 201 and warn == [] and got["spec"] == KEPT
+    # update and patch: pruned the same way; a non-nullable null without default is dropped (prunenulls.go)
+    cur = call(apiserver, "GET", pruned_crd + "/s1")[1]
+    cur["spec"]["zz"] = 1
+    code, got, warn = call_h(apiserver, "PUT", pruned_crd + "/s1", cur)
+    assert code == 200 and "zz" not in got["spec"] and warn == ['299 - "unknown field \\"spec.zz\\""']
+    code, got, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1", {"spec": {"nested": {"q": 1}, "labels": {"k2": "w"}}},
+                             ctype="application/merge-patch+json")
+    assert code == 200 and got["spec"]["nested"] == {"b": "y"} and got["spec"]["labels"] == {"k": "v", "k2": "w"}
+    assert warn == ['299 - "unknown field \\"spec.nested.q\\""']
+    code, s, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1?fieldValidation=Strict", {"spec": {"yy": 1}},
+                           ctype="application/merge-patch+json")
+    assert code == 400 and s["message"].endswith('strict decoding error: unknown field "spec.yy"'), s
+    code, got, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1", [{"op": "add", "path": "/spec/a", "value": None}],
+                             ctype="application/json-patch+json")
+    assert code == 200 and "a" not in got["spec"] and warn == []

@@ -16,7 +16,7 @@ import time
 import urllib.parse
 import uuid
 
-from . import defaults, logic, openapi, protobuf, resources, tables
+from . import defaults, logic, openapi, protobuf, resources, structural, tables
 from .logic import ApiError
 from .resources import BUILTIN, Resource
 
@@ -254,7 +254,8 @@ class Api:
         dropped (KEP-2885; staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go /
         update.go / patch.go): `Strict` answers 400 "strict decoding error: unknown field ...",
         `Warn` - the default when the request names none - keeps them dropped and answers with a
-        `Warning: 299 - "unknown field \"spec.x\""` header each, `Ignore` drops them silently."""
+        `Warning: 299 - "unknown field \"spec.x\""` header each, `Ignore` drops them silently. The
+        same for built-in kinds (_unknown_fields) and custom resources (structural.prune)."""
         if dropped and field_validation == "Strict":
             raise logic.strict_decoding_error(res, dropped)
         if field_validation != "Ignore":
@@ -294,6 +295,10 @@ class Api:
         if not res.crd and isinstance(obj.get("metadata"), dict):
             self._unknown_fields(res, obj, field_validation)
             defaults.apply(obj)
+        if res.crd and res.schema and isinstance(obj.get("metadata"), dict):
+            # a custom resource decoded with its version's structural schema: metadata coerced to
+            # ObjectMeta, unknown fields pruned (customresource_handler.go unstructuredSchemaCoercer)
+            self._field_validation(res, structural.prune(obj, res.schema), field_validation)
         self.validate(res, obj, "Ignore" if not res.crd else field_validation)
         if not res.crd:
             probs = logic.semantic_problems(obj, old)

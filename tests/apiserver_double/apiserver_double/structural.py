@@ -1,12 +1,20 @@
 """CustomResourceDefinition schemas as apiextensions-apiserver treats them: the structural-schema
-rules a CRD must meet.
+rules a CRD must meet, and what a custom resource goes through with its version's schema
+(pruning of unknown fields, ObjectMeta coercion).
 
 Facts read from kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver:
 - pkg/apis/apiextensions/validation/validation.go (validateCustomResourceDefinitionSpec,
   validateCustomResourceDefinitionValidation, ValidateCustomResourceDefinitionOpenAPISchema,
   specStandardValidatorV3.validate, requireStructuralSchema);
 - pkg/apiserver/schema/validation.go (ValidateStructural: validateStructuralInvariants,
-  validateStructuralMetadataInvariants, validateExtensions, validateNestedValueValidation).
+  validateStructuralMetadataInvariants, validateExtensions, validateNestedValueValidation);
+- pkg/apiserver/schema/pruning/algorithm.go (PruneWithOptions, prune, skipPrune) and
+  pkg/apiserver/schema/options.go (the unknown field paths: `a.b[0].c`);
+- pkg/apiserver/schema/objectmeta/coerce.go (GetObjectMetaWithOptions: metadata decoded strictly
+  into metav1.ObjectMeta, unknown fields reported as `metadata.<f>`);
+- pkg/apiserver/schema/defaulting/prunenulls.go (PruneNonNullableNullsWithoutDefaults);
+- pkg/apiserver/customresource_handler.go (unstructuredSchemaCoercer.apply: metadata, then
+  pruning, then the nulls, then embedded ObjectMeta).
 Schemas here are the CRD's JSON (dicts), not Go's Structural type: a key present is a field set."""
 from __future__ import annotations
 
@@ -258,3 +266,114 @@ def crd_problems(crd):
         out += _openapi_problems(schema, f"{path}.openAPIV3Schema", True)
         out += structural_problems(schema, f"{path}.openAPIV3Schema")
     return out
+
+
+# ------------------------------------------------------------------------------ custom resources
+# metav1.ObjectMeta's JSON fields (k8s.io/apimachinery pkg/apis/meta/v1/types.go)
+OBJECT_META_FIELDS = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+                      "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+                      "ownerReferences", "finalizers", "managedFields")
+
+
+def _path(parent, key=None, index=None):
+    if index is not None:
+        return f"{parent}[{index}]"
+    return f"{parent}.{key}" if parent else key
+
+
+def _coerce_meta(meta, parent):
+    """The metadata decoded into ObjectMeta: fields it does not have are dropped and reported as
+    `<parent>.metadata.<f>` (objectmeta GetObjectMetaWithOptions / CoerceWithOptions)."""
+    if not isinstance(meta, dict):
+        return []
+    unknown = sorted(k for k in meta if k not in OBJECT_META_FIELDS)
+    for k in unknown:
+        meta.pop(k)
+    return [_path(_path(parent, "metadata"), k) for k in unknown]
+
+
+def _prune(x, s, parent, found, embedded_meta):
+    """pruning/algorithm.go prune: x in place; found: the paths of the fields dropped."""
+    if s is not None and s.get("x-kubernetes-preserve-unknown-fields"):
+        return _skip_prune(x, s, parent, found, embedded_meta)
+    if isinstance(x, dict):
+        if s is None:
+            for k in list(x):
+                found.append(_path(parent, k))
+                del x[k]
+            return None
+        props = s.get("properties") or {}
+        for k in list(x):
+            if s.get("x-kubernetes-embedded-resource") and k in META_FIELDS:
+                if k == "metadata" and parent:
+                    embedded_meta.extend(_coerce_meta(x[k], parent))
+                continue
+            if k in props:
+                _prune(x[k], props[k], _path(parent, k), found, embedded_meta)
+            elif "additionalProperties" in s:
+                add = s["additionalProperties"]
+                _prune(x[k], add if isinstance(add, dict) else None, _path(parent, k), found, embedded_meta)
+            else:
+                found.append(_path(parent, k))
+                del x[k]
+    elif isinstance(x, list):
+        items = None if s is None else s.get("items")
+        for i, v in enumerate(x):
+            _prune(v, items if isinstance(items, dict) else None, _path(parent, index=i), found, embedded_meta)
+    return None
+
+
+def _skip_prune(x, s, parent, found, embedded_meta):
+    """skipPrune: unknown fields stay (x-kubernetes-preserve-unknown-fields), known ones are pruned
+    by their own schema."""
+    if isinstance(x, dict):
+        props = s.get("properties") or {}
+        for k, v in x.items():
+            if s.get("x-kubernetes-embedded-resource") and k in META_FIELDS:
+                if k == "metadata" and parent:
+                    embedded_meta.extend(_coerce_meta(v, parent))
+                continue
+            if k in props:
+                _prune(v, props[k], _path(parent, k), found, embedded_meta)
+            elif "additionalProperties" in s:
+                add = s["additionalProperties"]
+                _prune(v, add if isinstance(add, dict) else None, _path(parent, k), found, embedded_meta)
+    elif isinstance(x, list):
+        items = s.get("items")
+        for i, v in enumerate(x):
+            if isinstance(items, dict):
+                _skip_prune(v, items, _path(parent, index=i), found, embedded_meta)
+
+
+def _prune_nulls(x, s):
+    """prunenulls.go PruneNonNullableNullsWithoutDefaults: a null where the schema is not nullable
+    and has no default is dropped (one with a default is defaulted next)."""
+    if isinstance(x, dict):
+        for k in list(x):
+            sub = None
+            if s is not None:
+                sub = (s.get("properties") or {}).get(k)
+                if sub is None and isinstance(s.get("additionalProperties"), dict):
+                    sub = s["additionalProperties"]
+            if x[k] is None and sub is not None and not sub.get("nullable") and "default" not in sub:
+                del x[k]
+            else:
+                _prune_nulls(x[k], sub)
+    elif isinstance(x, list):
+        for v in x:
+            _prune_nulls(v, None if s is None else s.get("items"))
+
+
+def prune(obj, schema):
+    """What decoding a custom resource drops, in the order the real coercer reports it: the root
+    metadata's fields that ObjectMeta lacks, then the fields the structural schema does not specify
+    (sorted), then those of embedded resources' metadata. The root is treated as an embedded
+    resource (apiVersion, kind and metadata are not pruned by the schema). obj is changed in place;
+    returns the paths dropped."""
+    found, embedded_meta = [], []
+    meta_unknown = _coerce_meta(obj.get("metadata"), "")
+    root = dict(schema or {})
+    root["x-kubernetes-embedded-resource"] = True
+    _prune(obj, root, "", found, embedded_meta)
+    _prune_nulls(obj, schema or {})
+    return meta_unknown + sorted(found) + embedded_meta
