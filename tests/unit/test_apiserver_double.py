@@ -1222,3 +1222,48 @@ def test_server_prunes_custom_resources_by_field_validation(apiserver, pruned_cr
     code, got, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1", [{"op": "add", "path": "/spec/a", "value": None}],
                              ctype="application/json-patch+json")
     assert code == 200 and "a" not in got["spec"] and warn == []
+
+
+DEFAULTED_SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "default": {}, "properties": {
+    "replicas": {"type": "integer", "default": 1},
+    "tls": {"type": "object", "properties": {"enabled": {"type": "boolean", "default": False}}},
+    "ports": {"type": "array", "items": {"type": "object", "properties": {"protocol": {"type": "string", "default": "TCP"},
+                                                                          "port": {"type": "integer"}}}},
+    "env": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+        "value": {"type": "string", "default": "none"}}}}}}}}
+
+
+def test_server_defaults_custom_resources_from_the_schema(apiserver):
+    """`default:` of the version's schema (defaulting/algorithm.go): a missing property gets it,
+    the properties of an object only where that object exists (no tls -> no tls.enabled), in array
+    items and additionalProperties values too; on create, dry run, update, patch, and when read
+    back (a default added to the CRD later shows on the stored object, as the storage decoder
+    defaults)."""
+    crd = widget_crd(DEFAULTED_SCHEMA, "cogs", "Cog")
+    code, made = call(apiserver, "POST", CRDS, crd)
+    assert code == 201, made
+    base = "/apis/example.com/v1/namespaces/default/cogs"
+    cog = {"apiVersion": "example.com/v1", "kind": "Cog", "metadata": {"name": "c1"}}
+    for q in ("?dryRun=All", ""):
+        code, got = call(apiserver, "POST", base + q, cog)
+        assert code == 201 and got["spec"] == {"replicas": 1}, got
+    code, got = call(apiserver, "POST", base, {**cog, "metadata": {"name": "c2"}, "spec": {
+        "replicas": 3, "tls": {}, "ports": [{"port": 80}, {"port": 53, "protocol": "UDP"}], "env": {"A": {}}}})
+    assert got["spec"] == {"replicas": 3, "tls": {"enabled": False}, "env": {"A": {"value": "none"}},
+                           "ports": [{"port": 80, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}, got
+    code, got = call(apiserver, "PATCH", base + "/c2", {"spec": {"replicas": None, "tls": None}},
+                     ctype="application/merge-patch+json")
+    assert code == 200 and got["spec"]["replicas"] == 1 and "tls" not in got["spec"], got
+    cur = call(apiserver, "GET", base + "/c2")[1]
+    cur["spec"] = {"ports": [{"port": 1}]}
+    code, got = call(apiserver, "PUT", base + "/c2", cur)
+    assert code == 200 and got["spec"] == {"replicas": 1, "ports": [{"port": 1, "protocol": "TCP"}]}, got
+    # a default added later: shown on the stored objects when read, without a write
+    crd = call(apiserver, "GET", f"{CRDS}/cogs.example.com")[1]
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["mode"] = {
+        "type": "string", "default": "fast"}
+    assert call(apiserver, "PUT", f"{CRDS}/cogs.example.com", crd)[0] == 200
+    assert call(apiserver, "GET", base + "/c1")[1]["spec"] == {"replicas": 1, "mode": "fast"}
+    lst = call(apiserver, "GET", base)[1]
+    assert all(i["spec"]["mode"] == "fast" for i in lst["items"])
+    call(apiserver, "DELETE", f"{CRDS}/cogs.example.com")

@@ -297,8 +297,10 @@ class Api:
             defaults.apply(obj)
         if res.crd and res.schema and isinstance(obj.get("metadata"), dict):
             # a custom resource decoded with its version's structural schema: metadata coerced to
-            # ObjectMeta, unknown fields pruned (customresource_handler.go unstructuredSchemaCoercer)
+            # ObjectMeta, unknown fields pruned (customresource_handler.go unstructuredSchemaCoercer),
+            # then defaulted (unstructuredDefaulter)
             self._field_validation(res, structural.prune(obj, res.schema), field_validation)
+            structural.default(obj, res.schema)
         self.validate(res, obj, "Ignore" if not res.crd else field_validation)
         if not res.crd:
             probs = logic.semantic_problems(obj, old)
@@ -344,6 +346,10 @@ class Api:
     def out(self, res, obj, rev, in_list=False):
         obj = copy.deepcopy(obj)
         obj.setdefault("metadata", {})["resourceVersion"] = str(rev)
+        if res.crd and res.schema:
+            # the real server defaults a custom resource read from storage too (its storage
+            # decoder has the unstructuredDefaulter): a default added to the CRD later shows
+            structural.default(obj, res.schema)
         if obj.get("kind") in WORKLOADS and self.images is not None and res.group == "apps":
             nodes = [o for o, dummy in self.store.list(self.key(NODE_RES, None))[0]]
             obj["status"] = logic.workload_status(obj, nodes, self.images.exists)
@@ -523,6 +529,8 @@ class Api:
             if not got:
                 raise logic.not_found(res, name)
             cur, rev = got
+            if res.crd and res.schema:
+                cur = structural.default(copy.deepcopy(cur), res.schema)    # read as the storage decoder reads it
             if patcher is not None:
                 new = patcher(self.out(res, cur, rev) if sub != "status" else copy.deepcopy(cur))
                 if isinstance(new, dict):

@@ -1,6 +1,6 @@
 """CustomResourceDefinition schemas as apiextensions-apiserver treats them: the structural-schema
 rules a CRD must meet, and what a custom resource goes through with its version's schema
-(pruning of unknown fields, ObjectMeta coercion).
+(pruning of unknown fields, ObjectMeta coercion, defaulting).
 
 Facts read from kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver:
 - pkg/apis/apiextensions/validation/validation.go (validateCustomResourceDefinitionSpec,
@@ -12,12 +12,15 @@ Facts read from kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver
   pkg/apiserver/schema/options.go (the unknown field paths: `a.b[0].c`);
 - pkg/apiserver/schema/objectmeta/coerce.go (GetObjectMetaWithOptions: metadata decoded strictly
   into metav1.ObjectMeta, unknown fields reported as `metadata.<f>`);
-- pkg/apiserver/schema/defaulting/prunenulls.go (PruneNonNullableNullsWithoutDefaults);
+- pkg/apiserver/schema/defaulting/algorithm.go (Default) and prunenulls.go
+  (PruneNonNullableNullsWithoutDefaults);
 - pkg/apiserver/customresource_handler.go (unstructuredSchemaCoercer.apply: metadata, then
-  pruning, then the nulls, then embedded ObjectMeta).
+  pruning, then the nulls, then embedded ObjectMeta; unstructuredDefaulter: defaulting after
+  decoding, for request bodies and for objects read from storage).
 Schemas here are the CRD's JSON (dicts), not Go's Structural type: a key present is a field set."""
 from __future__ import annotations
 
+import copy
 import json
 
 # ------------------------------------------------------------------------------ field errors
@@ -377,3 +380,33 @@ def prune(obj, schema):
     _prune(obj, root, "", found, embedded_meta)
     _prune_nulls(obj, schema or {})
     return meta_unknown + sorted(found) + embedded_meta
+
+
+def default(x, s):
+    """defaulting/algorithm.go Default: an object's missing properties (or non-nullable nulls) get
+    their schema's `default` (deep-copied), then every present value is defaulted by its own schema
+    - so the defaults of an object's properties apply only where that object exists; items of
+    arrays and values of additionalProperties likewise."""
+    if not isinstance(s, dict):
+        return x
+    if isinstance(x, dict):
+        props = s.get("properties") or {}
+        for k, prop in props.items():
+            if isinstance(prop, dict) and "default" in prop and prop["default"] is not None:
+                if k not in x or (x[k] is None and not prop.get("nullable")):
+                    x[k] = copy.deepcopy(prop["default"])
+        add = s.get("additionalProperties")
+        for k in list(x):
+            if k in props:
+                default(x[k], props[k])
+            elif isinstance(add, dict):
+                if x[k] is None and not add.get("nullable") and add.get("default") is not None:
+                    x[k] = copy.deepcopy(add["default"])
+                default(x[k], add)
+    elif isinstance(x, list) and isinstance(s.get("items"), dict):
+        items = s["items"]
+        for i, v in enumerate(x):
+            if v is None and not items.get("nullable") and items.get("default") is not None:
+                x[i] = copy.deepcopy(items["default"])
+            default(x[i], items)
+    return x
