@@ -1096,7 +1096,11 @@ S = "spec.versions[0].schema.openAPIV3Schema"
     ({"type": "object", "properties": {"metadata": {"type": "object", "default": {}}}},
      [(f"{S}.properties[metadata].default", "Forbidden: must not be set in top-level metadata")]),
     # x-kubernetes-preserve-unknown-fields: true or nothing; not with x-kubernetes-int-or-string
-    (obj_with({"free": {"type": "object", "x-kubernetes-preserve-unknown-fields": False}}),
+    ({"type": "object", "properties": {"metadata": {"type": "object", "description": "the object's metadata"}}},
+     [(f"{S}.properties[metadata]", "Forbidden: must not specify anything other than name and generateName, "
+                                    "but metadata is implicitly specified")]),
+    # (the schema does not convert to a structural one: the structural rules are not reported, no type here)
+    (obj_with({"free": {"x-kubernetes-preserve-unknown-fields": False}}),
      [(f"{S}.properties[spec].properties[free].x-kubernetes-preserve-unknown-fields", "Invalid value: false: must be true or undefined")]),
     (obj_with({"port": {"x-kubernetes-int-or-string": True, "x-kubernetes-preserve-unknown-fields": True}}),
      [(f"{S}.properties[spec].properties[port].x-kubernetes-preserve-unknown-fields",
@@ -1137,7 +1141,7 @@ def test_server_takes_structural_crd_schemas_and_refuses_an_update_that_is_not(a
     anyOf form, an embedded resource, preserve-unknown-fields at the root (calico's CRDs); an
     update to a non-structural schema is refused as a create is."""
     good = {"type": "object", "properties": {
-        "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}},
+        "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}, "example": {}},
         "spec": {"type": "object", "properties": {
             "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
             "tpl": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},

@@ -125,7 +125,7 @@ def _nested_problems(v, path, lvl):
         out.append(_forbidden(f"{path}.additionalProperties", "must be undefined to be structural"))
     if "default" in v:
         out.append(_forbidden(f"{path}.default", "must be undefined to be structural"))
-    for key, want in (("title", "empty"), ("description", "empty"), ("nullable", "false"), ("externalDocs", "undefined"),
+    for key, want in (("title", "empty"), ("description", "empty"), ("nullable", "false"),
                       ("x-kubernetes-preserve-unknown-fields", "false"), ("x-kubernetes-embedded-resource", "false"),
                       ("x-kubernetes-int-or-string", "false"), ("x-kubernetes-list-map-keys", "empty"),
                       ("x-kubernetes-list-type", "undefined"), ("x-kubernetes-map-type", "undefined"),
@@ -233,13 +233,32 @@ def _metadata_problems(m, check_metadata, lvl, path):
     if check_metadata and m.get("type", "") != "object":
         out.append(_invalid(f"{path}.type", m.get("type", ""), "must be object"))
     if lvl == "root":
-        rest = {k: v for k, v in m.items() if k not in ("type", "default")}
-        if "properties" in rest and rest["properties"] and set(rest["properties"]) <= {"name", "generateName"}:
+        # what is left of the Structural once name/generateName, type and default are taken out
+        # must be empty: Go's zero values (false, "", empty lists and maps) are nothing, as are
+        # example and externalDocs, which NewStructural (schema/convert.go) does not keep
+        rest = {k: v for k, v in m.items() if k not in ("type", "default", "example", "externalDocs")
+                and v not in (None, False, "", [], {})}
+        if "properties" in rest and set(rest["properties"]) <= {"name", "generateName"}:
             rest.pop("properties")
         if rest:
             out.append(_forbidden(path, "must not specify anything other than name and generateName, but metadata is "
                                         "implicitly specified"))
     return out
+
+
+_UNSUPPORTED = ("id", "$schema", "$ref", "patternProperties", "dependencies", "additionalItems", "definitions")
+
+
+def _convertible(s):
+    """schema/convert.go NewStructural succeeds: no field it does not support, no
+    x-kubernetes-preserve-unknown-fields: false, items not a list. When it fails, validation.go
+    reports the generic rules only (the structural ones are not run)."""
+    if not isinstance(s, dict):
+        return True
+    if any(s.get(k) for k in _UNSUPPORTED) or s.get("x-kubernetes-preserve-unknown-fields") is False \
+            or isinstance(s.get("items"), list):
+        return False
+    return all(_convertible(sub) for sub, dummy, dummy2 in _sub_schemas(s, ""))
 
 
 def structural_problems(schema, path):
@@ -267,7 +286,8 @@ def crd_problems(crd):
         if schema.get("nullable"):
             out.append(_forbidden(f"{path}.openAPIV3Schema.nullable", "nullable cannot be true at the root"))
         out += _openapi_problems(schema, f"{path}.openAPIV3Schema", True)
-        out += structural_problems(schema, f"{path}.openAPIV3Schema")
+        if _convertible(schema):
+            out += structural_problems(schema, f"{path}.openAPIV3Schema")
     return out
 
 
