@@ -1109,6 +1109,8 @@ S = "spec.versions[0].schema.openAPIV3Schema"
     (obj_with({"v": {"type": "string", "anyOf": [{"type": "string", "description": "d"}]}}),
      [(f"{S}.properties[spec].properties[v].anyOf[0].description", "Forbidden: must be empty to be structural"),
       (f"{S}.properties[spec].properties[v].anyOf[0].type", "Forbidden: must be empty to be structural")]),
+    # what OpenAPI v3 has and CRDs do not (specStandardValidatorV3.validate)
+    (obj_with({"r": {"$ref": "#/definitions/x"}}), [(f"{S}.properties[spec].properties[r].$ref", "Forbidden: $ref is not supported")]),
     # arrays need items; embedded resources are objects
     (obj_with({"list": {"type": "array"}}), [(f"{S}.properties[spec].properties[list].items", "Required value: must be specified")]),
     (obj_with({"tpl": {"type": "string", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}}),

@@ -89,8 +89,13 @@ def _openapi_problems(s, path, root, defaults_forbidden=None):
         out.append(_not_supported(f"{path}.type", t, OPENAPI_V3_TYPES))
     if "default" in s and defaults_forbidden:
         out.append(_forbidden(f"{path}.default", f"must not be set {defaults_forbidden}"))
+    for key in ("id", "additionalItems", "patternProperties", "definitions", "dependencies", "$ref"):
+        if s.get(key):
+            out.append(_forbidden(f"{path}.{key}", f"{key} is not supported"))
     if t == "null":
         out.append(_forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
+    if isinstance(s.get("items"), list) and s["items"]:
+        out.append(_forbidden(f"{path}.items", "items must be a schema object and not an array"))
     if s.get("uniqueItems") is True:
         out.append(_forbidden(f"{path}.uniqueItems",
                               "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"))
