@@ -770,6 +770,19 @@ def test_server_field_validation_warn_is_the_default(apiserver):
                   {"metadata": {"name": "x"}})[0] == 400
 
 
+def test_server_field_validation_strict_names_every_unknown_field(apiserver):
+    """Strict refuses with every unknown field of the body, at any depth, in one strict decoding
+    error (runtime.NewStrictDecodingError joins them), not only those of the first object found."""
+    d = deployment("fvall")
+    d["spec"]["bogus"] = 1
+    d["spec"]["template"]["spec"]["containers"][0]["colour"] = "red"
+    code, s, dummy = call_h(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict", d)
+    assert code == 400, s
+    assert s["message"].startswith('Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: ')
+    assert sorted(c["field"] for c in s["details"]["causes"]) == ["spec.bogus", "spec.template.spec.containers[0].colour"]
+    assert call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/fvall")[0] == 404
+
+
 @pytest.mark.parametrize("given,want", [
     ("1000m", "1"), ("0.5", "500m"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("1000", "1k"), ("1500", "1500"),
     ("100m", "100m"), ("1Gi", "1Gi"), ("512Ki", "512Ki"), ("0.1", "100m"), (2, "2"), ("1e3", "1e3"),
@@ -1041,3 +1054,222 @@ def test_server_refuses_what_validation_go_refuses(apiserver):
             "Too long: must have at most 262144 bytes")
     for path in (f"{apps}/deployments/sel", f"{apps}/statefulsets/db", f"{rbs}/rb"):
         call(apiserver, "DELETE", path)
+
+
+# ------------------------------------------------------------------ custom resources: structural schemas (apiextensions-apiserver)
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def widget_crd(schema, plural="widgets", kind="Widget"):
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   **({"schema": {"openAPIV3Schema": schema}} if schema is not None else {})}]}}
+
+
+def obj_with(spec):
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": spec}}}
+
+
+S = "spec.versions[0].schema.openAPIV3Schema"
+
+
+@pytest.mark.parametrize("schema,causes", [
+    # a property without type (schema/validation.go validateStructuralInvariants)
+    (obj_with({"foo": {"description": "no type"}}),
+     [(f"{S}.properties[spec].properties[foo].type", "Required value: must not be empty for specified object fields")]),
+    # additionalProperties next to properties (validation.go ValidateCustomResourceDefinitionOpenAPISchema)
+    ({"type": "object", "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}},
+                                                "additionalProperties": {"type": "string"}}}},
+     [(f"{S}.properties[spec].additionalProperties", "Forbidden: additionalProperties and properties are mutual exclusive")]),
+    # the root: no type, another type, additionalProperties
+    ({"properties": {"spec": {"type": "object"}}}, [(f"{S}.type", "Required value: must not be empty at the root")]),
+    ({"type": "string"}, [(f"{S}.type", 'Invalid value: "string": must be object at the root')]),
+    ({"type": "object", "additionalProperties": {"type": "string"}},
+     [(f"{S}.additionalProperties", "Forbidden: must not be used at the root")]),
+    # metadata restricts name and generateName only; no defaults in the top-level metadata
+    ({"type": "object", "properties": {"metadata": {"type": "object", "properties": {"labels": {"type": "object"}}}}},
+     [(f"{S}.properties[metadata]", "Forbidden: must not specify anything other than name and generateName, "
+                                    "but metadata is implicitly specified")]),
+    ({"type": "object", "properties": {"metadata": {"type": "object", "default": {}}}},
+     [(f"{S}.properties[metadata].default", "Forbidden: must not be set in top-level metadata")]),
+    # x-kubernetes-preserve-unknown-fields: true or nothing; not with x-kubernetes-int-or-string
+    ({"type": "object", "properties": {"metadata": {"type": "object", "description": "the object's metadata"}}},
+     [(f"{S}.properties[metadata]", "Forbidden: must not specify anything other than name and generateName, "
+                                    "but metadata is implicitly specified")]),
+    # (the schema does not convert to a structural one: the structural rules are not reported, no type here)
+    (obj_with({"free": {"x-kubernetes-preserve-unknown-fields": False}}),
+     [(f"{S}.properties[spec].properties[free].x-kubernetes-preserve-unknown-fields", "Invalid value: false: must be true or undefined")]),
+    (obj_with({"port": {"x-kubernetes-int-or-string": True, "x-kubernetes-preserve-unknown-fields": True}}),
+     [(f"{S}.properties[spec].properties[port].x-kubernetes-preserve-unknown-fields",
+       "Invalid value: true: must be false if x-kubernetes-int-or-string is true")]),
+    # inside anyOf only value validations (but the int-or-string anyOf form)
+    (obj_with({"v": {"type": "string", "anyOf": [{"type": "string", "description": "d"}]}}),
+     [(f"{S}.properties[spec].properties[v].anyOf[0].description", "Forbidden: must be empty to be structural"),
+      (f"{S}.properties[spec].properties[v].anyOf[0].type", "Forbidden: must be empty to be structural")]),
+    # what OpenAPI v3 has and CRDs do not (specStandardValidatorV3.validate)
+    (obj_with({"r": {"$ref": "#/definitions/x"}}), [(f"{S}.properties[spec].properties[r].$ref", "Forbidden: $ref is not supported")]),
+    # arrays need items; embedded resources are objects
+    (obj_with({"list": {"type": "array"}}), [(f"{S}.properties[spec].properties[list].items", "Required value: must be specified")]),
+    (obj_with({"tpl": {"type": "string", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}}),
+     [(f"{S}.properties[spec].properties[tpl].type", 'Invalid value: "string": must be object if x-kubernetes-embedded-resource is true')]),
+    # a v1 CRD needs a schema
+    (None, [(S, "Required value: schemas are required")]),
+    # several: sorted as ValidateStructural sorts them, after the generic rules
+    ({"properties": {"spec": {"properties": {"a": {}}}}},
+     [(f"{S}.properties[spec].properties[a].type", "Required value: must not be empty for specified object fields"),
+      (f"{S}.properties[spec].type", "Required value: must not be empty for specified object fields"),
+      (f"{S}.type", "Required value: must not be empty at the root")]),
+])
+def test_server_refuses_non_structural_crd_schemas(apiserver, schema, causes):
+    """A v1 CRD's schema must be structural (apiextensions-apiserver pkg/apis/apiextensions/validation/
+    validation.go, pkg/apiserver/schema/validation.go): 422 Invalid naming each field as the real
+    server does (`spec.versions[0].schema.openAPIV3Schema.properties[spec]...`), nothing stored."""
+    crd = widget_crd(schema)
+    call(apiserver, "DELETE", f"{CRDS}/widgets.example.com")      # (what a double that took it stored)
+    code, s = call(apiserver, "POST", CRDS, crd)
+    assert (code, s["reason"]) == (422, "Invalid"), s
+    assert [(c["field"], c["message"]) for c in s["details"]["causes"]] == causes
+    if len(causes) == 1:
+        assert s["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "widgets.example.com" is invalid: '
+                                f"{causes[0][0]}: {causes[0][1]}")
+    assert call(apiserver, "GET", f"{CRDS}/widgets.example.com")[0] == 404
+
+
+def test_server_takes_structural_crd_schemas_and_refuses_an_update_that_is_not(apiserver):
+    """What is structural passes: metadata restricting name only, the x-kubernetes-int-or-string
+    anyOf form, an embedded resource, preserve-unknown-fields at the root (calico's CRDs); an
+    update to a non-structural schema is refused as a create is."""
+    good = {"type": "object", "properties": {
+        "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}, "example": {}},
+        "spec": {"type": "object", "properties": {
+            "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "tpl": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+    crd = widget_crd(good, "gadgets", "Gadget")
+    code, made = call(apiserver, "POST", CRDS, crd)
+    assert code == 201, made
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["bad"] = {}
+    code, s = call(apiserver, "PUT", f"{CRDS}/gadgets.example.com", crd)
+    assert code == 422 and [c["field"] for c in s["details"]["causes"]] == [
+        f"{S}.properties[spec].properties[bad].type"], s
+    free = widget_crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True}, "freebies", "Freebie")
+    assert call(apiserver, "POST", CRDS, free)[0] == 201
+    for name in ("gadgets", "freebies"):
+        call(apiserver, "DELETE", f"{CRDS}/{name}.example.com")
+
+
+PRUNED_SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+    "a": {"type": "string"},
+    "nested": {"type": "object", "properties": {"b": {"type": "string"}}},
+    "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}}},
+    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+        "typed": {"type": "object", "properties": {"t": {"type": "string"}}}}},
+    "tpl": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+
+
+@pytest.fixture
+def pruned_crd(apiserver):
+    code, made = call(apiserver, "POST", CRDS, widget_crd(PRUNED_SCHEMA, "sprockets", "Sprocket"))
+    assert code == 201, made
+    yield "/apis/example.com/v1/namespaces/default/sprockets"
+    call(apiserver, "DELETE", f"{CRDS}/sprockets.example.com")
+
+
+def sprocket(name, **spec):
+    return {"apiVersion": "example.com/v1", "kind": "Sprocket", "metadata": {"name": name, "bogus": 1}, "extra": True,
+            "spec": {"a": "x", "foo": 1, "nested": {"b": "y", "c": 2}, "items": [{"n": "1", "m": 2}],
+                     "free": {"anything": {"goes": 1}, "typed": {"t": "z", "u": 3}},
+                     "tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "colour": "red"}, "spec": {"x": 1}},
+                     "labels": {"k": "v"}, **spec}}
+
+
+KEPT = {"a": "x", "nested": {"b": "y"}, "items": [{"n": "1"}], "free": {"anything": {"goes": 1}, "typed": {"t": "z"}},
+        "tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1}}, "labels": {"k": "v"}}
+DROPPED = ["metadata.bogus", "extra", "spec.foo", "spec.free.typed.u", "spec.items[0].m", "spec.nested.c",
+           "spec.tpl.metadata.colour"]
+
+
+def test_server_prunes_custom_resources_by_field_validation(apiserver, pruned_crd):
+    """Fields the structural schema does not specify are dropped on create, dry run, update and
+    patch (pruning/algorithm.go; not under x-kubernetes-preserve-unknown-fields, nor an embedded
+    resource's apiVersion/kind/metadata; metadata kept to ObjectMeta's fields, objectmeta/coerce.go),
+    in the order customresource_handler.go reports them: Warn (the default) names each in a Warning
+    header, Strict refuses with 400 as for a built-in kind, Ignore drops them silently."""
+    code, got, warn = call_h(apiserver, "POST", pruned_crd + "?dryRun=All", sprocket("s1"))
+    assert code == 201 and got["spec"] == KEPT and "extra" not in got and "bogus" not in got["metadata"], got
+    assert warn == ['299 - ' + json.dumps(f'unknown field "{f}"') for f in DROPPED]
+    assert call(apiserver, "GET", pruned_crd + "/s1")[0] == 404
+    code, got, warn = call_h(apiserver, "POST", pruned_crd, sprocket("s1"))
+    assert code == 201 and got["spec"] == KEPT and len(warn) == len(DROPPED)
+    assert call(apiserver, "GET", pruned_crd + "/s1")[1]["spec"] == KEPT
+    code, s, warn = call_h(apiserver, "POST", pruned_crd + "?fieldValidation=Strict", sprocket("s2"))
+    assert (code, s["reason"]) == (400, "BadRequest"), s
+    assert s["message"] == 'Sprocket in version "v1" cannot be handled as a Sprocket: strict decoding error: ' + \
+        ", ".join(f'unknown field "{f}"' for f in DROPPED)
+    assert call(apiserver, "GET", pruned_crd + "/s2")[0] == 404
+    code, got, warn = call_h(apiserver, "POST", pruned_crd + "?fieldValidation=Ignore", sprocket("s2"))
+    assert code == 201 and warn == [] and got["spec"] == KEPT
+    # update and patch: pruned the same way; a non-nullable null without default is dropped (prunenulls.go)
+    cur = call(apiserver, "GET", pruned_crd + "/s1")[1]
+    cur["spec"]["zz"] = 1
+    code, got, warn = call_h(apiserver, "PUT", pruned_crd + "/s1", cur)
+    assert code == 200 and "zz" not in got["spec"] and warn == ['299 - "unknown field \\"spec.zz\\""']
+    code, got, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1", {"spec": {"nested": {"q": 1}, "labels": {"k2": "w"}}},
+                             ctype="application/merge-patch+json")
+    assert code == 200 and got["spec"]["nested"] == {"b": "y"} and got["spec"]["labels"] == {"k": "v", "k2": "w"}
+    assert warn == ['299 - "unknown field \\"spec.nested.q\\""']
+    code, s, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1?fieldValidation=Strict", {"spec": {"yy": 1}},
+                           ctype="application/merge-patch+json")
+    assert code == 400 and s["message"].endswith('strict decoding error: unknown field "spec.yy"'), s
+    code, got, warn = call_h(apiserver, "PATCH", pruned_crd + "/s1", [{"op": "add", "path": "/spec/a", "value": None}],
+                             ctype="application/json-patch+json")
+    assert code == 200 and "a" not in got["spec"] and warn == []
+
+
+DEFAULTED_SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "default": {}, "properties": {
+    "replicas": {"type": "integer", "default": 1},
+    "tls": {"type": "object", "properties": {"enabled": {"type": "boolean", "default": False}}},
+    "ports": {"type": "array", "items": {"type": "object", "properties": {"protocol": {"type": "string", "default": "TCP"},
+                                                                          "port": {"type": "integer"}}}},
+    "env": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+        "value": {"type": "string", "default": "none"}}}}}}}}
+
+
+def test_server_defaults_custom_resources_from_the_schema(apiserver):
+    """`default:` of the version's schema (defaulting/algorithm.go): a missing property gets it,
+    the properties of an object only where that object exists (no tls -> no tls.enabled), in array
+    items and additionalProperties values too; on create, dry run, update, patch, and when read
+    back (a default added to the CRD later shows on the stored object, as the storage decoder
+    defaults)."""
+    crd = widget_crd(DEFAULTED_SCHEMA, "cogs", "Cog")
+    code, made = call(apiserver, "POST", CRDS, crd)
+    assert code == 201, made
+    base = "/apis/example.com/v1/namespaces/default/cogs"
+    cog = {"apiVersion": "example.com/v1", "kind": "Cog", "metadata": {"name": "c1"}}
+    for q in ("?dryRun=All", ""):
+        code, got = call(apiserver, "POST", base + q, cog)
+        assert code == 201 and got["spec"] == {"replicas": 1}, got
+    code, got = call(apiserver, "POST", base, {**cog, "metadata": {"name": "c2"}, "spec": {
+        "replicas": 3, "tls": {}, "ports": [{"port": 80}, {"port": 53, "protocol": "UDP"}], "env": {"A": {}}}})
+    assert got["spec"] == {"replicas": 3, "tls": {"enabled": False}, "env": {"A": {"value": "none"}},
+                           "ports": [{"port": 80, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}, got
+    code, got = call(apiserver, "PATCH", base + "/c2", {"spec": {"replicas": None, "tls": None}},
+                     ctype="application/merge-patch+json")
+    assert code == 200 and got["spec"]["replicas"] == 1 and "tls" not in got["spec"], got
+    cur = call(apiserver, "GET", base + "/c2")[1]
+    cur["spec"] = {"ports": [{"port": 1}]}
+    code, got = call(apiserver, "PUT", base + "/c2", cur)
+    assert code == 200 and got["spec"] == {"replicas": 1, "ports": [{"port": 1, "protocol": "TCP"}]}, got
+    # a default added later: shown on the stored objects when read, without a write
+    crd = call(apiserver, "GET", f"{CRDS}/cogs.example.com")[1]
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["mode"] = {
+        "type": "string", "default": "fast"}
+    assert call(apiserver, "PUT", f"{CRDS}/cogs.example.com", crd)[0] == 200
+    assert call(apiserver, "GET", base + "/c1")[1]["spec"] == {"replicas": 1, "mode": "fast"}
+    lst = call(apiserver, "GET", base)[1]
+    assert all(i["spec"]["mode"] == "fast" for i in lst["items"])
+    call(apiserver, "DELETE", f"{CRDS}/cogs.example.com")

@@ -14,6 +14,8 @@ import json
 import os
 import re
 
+from . import structural
+
 # ------------------------------------------------------------------------------ Status objects
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
            406: "NotAcceptable", 409: "AlreadyExists", 415: "UnsupportedMediaType", 422: "Invalid",
@@ -183,6 +185,8 @@ def semantic_problems(obj, old=None):
             out.append(("spec", "FieldValueForbidden", "Forbidden: updates to statefulset spec for fields other than "
                         "'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' "
                         "and 'minReadySeconds' are forbidden"))
+    if kind == "CustomResourceDefinition" and str(obj.get("apiVersion", "")).startswith("apiextensions.k8s.io/"):
+        out.extend(structural.crd_problems(obj))
     if old is not None and kind in ("RoleBinding", "ClusterRoleBinding") and obj.get("roleRef") != old.get("roleRef"):
         ref = obj.get("roleRef") or {}
         out.append(("roleRef", "FieldValueInvalid", f'Invalid value: rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", '
@@ -520,6 +524,16 @@ def _shown(v):
     return json.dumps(v)
 
 
+def strict_decoding_error(res, fields):
+    """fieldValidation=Strict and unknown fields: 400, the decoder's strict error wrapped as the
+    handlers wrap a decoding error (apiserver endpoints/handlers/rest.go transformDecodeError;
+    runtime.NewStrictDecodingError joins the fields' errors with ", ")."""
+    msg = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
+    return ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: {msg}',
+                    "BadRequest", {"causes": [{"reason": "FieldValueInvalid", "message": f'unknown field "{f}"',
+                                               "field": f} for f in fields]})
+
+
 def schema_error_to_api(res, name, err):
     """A jsonschema ValidationError (kubernetes-validate's or a CRD schema's) -> ApiError as the real
     API server words it: unknown fields are a strict decoding error (400 BadRequest, the server's
@@ -529,11 +543,7 @@ def schema_error_to_api(res, name, err):
     if err.validator == "additionalProperties":
         m = re.search(r"\((.*) (?:was|were) unexpected\)", err.message)
         extra = [x.strip().strip("'") for x in (m.group(1).split(",") if m else [])] or ["?"]
-        fields = [field_path(parts + [x]) for x in extra]
-        msg = "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in fields)
-        return ApiError(400, f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: {msg}',
-                        "BadRequest", {"causes": [{"reason": "FieldValueInvalid", "message": f'unknown field "{f}"',
-                                                   "field": f} for f in fields]})
+        return strict_decoding_error(res, [field_path(parts + [x]) for x in extra])
     if err.validator == "required":
         m = re.match(r"'(.*)' is a required property", err.message)
         f = field_path(parts + [m.group(1) if m else "?"])

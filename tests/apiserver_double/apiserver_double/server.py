@@ -16,7 +16,7 @@ import time
 import urllib.parse
 import uuid
 
-from . import defaults, logic, openapi, protobuf, resources, tables
+from . import defaults, logic, openapi, protobuf, resources, structural, tables
 from .logic import ApiError
 from .resources import BUILTIN, Resource
 
@@ -249,12 +249,24 @@ class Api:
             self._validate = kubernetes_validate
         return self._validate
 
+    def _field_validation(self, res, dropped, field_validation):
+        """What the request's fieldValidation makes of the unknown fields its body's decoding
+        dropped (KEP-2885; staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go /
+        update.go / patch.go): `Strict` answers 400 "strict decoding error: unknown field ...",
+        `Warn` - the default when the request names none - keeps them dropped and answers with a
+        `Warning: 299 - "unknown field \"spec.x\""` header each, `Ignore` drops them silently. The
+        same for built-in kinds (_unknown_fields) and custom resources (structural.prune)."""
+        if dropped and field_validation == "Strict":
+            raise logic.strict_decoding_error(res, dropped)
+        if field_validation != "Ignore":
+            w = getattr(self.warnings, "items", None)
+            if w is not None:
+                w.extend(f'unknown field "{f}"' for f in dropped)
+        return dropped
+
     def _unknown_fields(self, res, obj, field_validation):
-        """The real server's decoding of a built-in kind (fieldValidation, KEP-2885;
-        staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go / update.go / patch.go and
-        rest/fieldmanager: `Strict` answers 400 "strict decoding error: unknown field ...",
-        `Warn` - the default when the request names none - drops the field and answers with a
-        `Warning: 299 - "unknown field \"spec.x\""` header, `Ignore` drops it silently)."""
+        """The real server's decoding of a built-in kind into its Go type: the fields the type
+        lacks (by the kind's OpenAPI schema) are dropped, then _field_validation."""
         kv = self._kv()
         dropped = []
         for dummy in range(200):
@@ -264,8 +276,6 @@ class Api:
             except kv.ValidationError as e:
                 if e.validator != "additionalProperties" or not isinstance(e.instance, dict):
                     break
-                if field_validation == "Strict":
-                    raise logic.schema_error_to_api(res, (obj.get("metadata") or {}).get("name", ""), e) from None
                 known = set((e.schema or {}).get("properties") or {})
                 extra = [k for k in e.instance if k not in known]
                 if not extra:
@@ -275,11 +285,7 @@ class Api:
                     e.instance.pop(k)
             except (kv.SchemaNotFoundError, IndexError, kv.utils.VersionNotSupportedError):
                 break
-        if field_validation != "Ignore":
-            w = getattr(self.warnings, "items", None)
-            if w is not None:
-                w.extend(f'unknown field "{f}"' for f in dropped)
-        return dropped
+        return self._field_validation(res, dropped, field_validation)
 
     def admit(self, res, obj, field_validation="Warn", old=None):
         """Decode (unknown fields by fieldValidation), default, validate: the order of the real
@@ -289,6 +295,12 @@ class Api:
         if not res.crd and isinstance(obj.get("metadata"), dict):
             self._unknown_fields(res, obj, field_validation)
             defaults.apply(obj)
+        if res.crd and res.schema and isinstance(obj.get("metadata"), dict):
+            # a custom resource decoded with its version's structural schema: metadata coerced to
+            # ObjectMeta, unknown fields pruned (customresource_handler.go unstructuredSchemaCoercer),
+            # then defaulted (unstructuredDefaulter)
+            self._field_validation(res, structural.prune(obj, res.schema), field_validation)
+            structural.default(obj, res.schema)
         self.validate(res, obj, "Ignore" if not res.crd else field_validation)
         if not res.crd:
             probs = logic.semantic_problems(obj, old)
@@ -334,6 +346,10 @@ class Api:
     def out(self, res, obj, rev, in_list=False):
         obj = copy.deepcopy(obj)
         obj.setdefault("metadata", {})["resourceVersion"] = str(rev)
+        if res.crd and res.schema:
+            # the real server defaults a custom resource read from storage too (its storage
+            # decoder has the unstructuredDefaulter): a default added to the CRD later shows
+            structural.default(obj, res.schema)
         if obj.get("kind") in WORKLOADS and self.images is not None and res.group == "apps":
             nodes = [o for o, dummy in self.store.list(self.key(NODE_RES, None))[0]]
             obj["status"] = logic.workload_status(obj, nodes, self.images.exists)
@@ -513,6 +529,8 @@ class Api:
             if not got:
                 raise logic.not_found(res, name)
             cur, rev = got
+            if res.crd and res.schema:
+                cur = structural.default(copy.deepcopy(cur), res.schema)    # read as the storage decoder reads it
             if patcher is not None:
                 new = patcher(self.out(res, cur, rev) if sub != "status" else copy.deepcopy(cur))
                 if isinstance(new, dict):
