@@ -322,7 +322,8 @@ def test_server_objects_crud(apiserver):
     assert code == 200 and p["data"] == {"k2": "v2"} and p["metadata"]["uid"] == made["metadata"]["uid"]
     code, s = call(apiserver, "PATCH", "/api/v1/namespaces/demo/configmaps/a", {"data": {}},
                    ctype="application/apply-patch+yaml")
-    assert code == 415
+    assert (code, s["reason"], s["message"]) == (422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: '
+                                                 "Required value: is required for apply patch")
     code, dry = call(apiserver, "POST", "/api/v1/namespaces/demo/configmaps?dryRun=All", {"metadata": {"name": "c"}})
     assert code == 201 and call(apiserver, "GET", "/api/v1/namespaces/demo/configmaps/c")[0] == 404
     # deleting the namespace: it answers the Namespace, Terminating, its objects go; nothing new
@@ -1041,3 +1042,46 @@ def test_server_refuses_what_validation_go_refuses(apiserver):
             "Too long: must have at most 262144 bytes")
     for path in (f"{apps}/deployments/sel", f"{apps}/statefulsets/db", f"{rbs}/rb"):
         call(apiserver, "DELETE", path)
+
+
+# ------------------------------------------------------------------ server-side apply and managedFields (apply.py)
+def test_real_kubectl_server_side_apply_conflicts_and_diff(apiserver, tmp_path):
+    """The official kubectl: `apply --server-side` creates (manager "kubectl", operation Apply);
+    `kubectl scale` (an Update through the scale subresource) takes .spec.replicas; applying other
+    replicas again is a conflict naming that manager; `--force-conflicts` takes the field back;
+    `diff --server-side` (a dry-run apply) then shows no difference."""
+    import subprocess
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from harness import real_clients
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
+
+    def kubectl(*args, check=True):
+        r = subprocess.run([str(real_clients.kubectl("1.30")), *args], env=env, capture_output=True, text=True,
+                           timeout=60, check=False)
+        assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
+        return r
+    app = tmp_path / "ssa.yaml"
+
+    def write(replicas):
+        app.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ssa, namespace: default, labels: {app: ssa}}\n"
+            f"spec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: ssa}}}}\n  template:\n"
+            "    metadata: {labels: {app: ssa}}\n"
+            "    spec:\n      containers: [{name: c, image: 'r.io/web:1', ports: [{containerPort: 80}]}]\n")
+    write(2)
+    assert kubectl("apply", "--server-side", "-f", str(app)).stdout.strip() == "deployment.apps/ssa serverside-applied"
+    got = call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/ssa")[1]
+    assert [(m["manager"], m["operation"]) for m in got["metadata"]["managedFields"]] == [("kubectl", "Apply")]
+    kubectl("scale", "deployment/ssa", "--replicas=4")
+    write(3)
+    r = kubectl("apply", "--server-side", "-f", str(app), check=False)
+    # kubectl scale names no fieldManager: the server takes the User-Agent's first part, the binary's
+    # name (client-go's default User-Agent: "<os.Args[0]>/<version> (<os>/<arch>) kubernetes/<commit>")
+    who = real_clients.kubectl("1.30").name
+    assert r.returncode != 0 and f'Apply failed with 1 conflict: conflict with "{who}" with subresource "scale" using ' \
+        'apps/v1: .spec.replicas' in r.stderr, r.stderr
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", str(app))
+    got = call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/ssa")[1]
+    assert got["spec"]["replicas"] == 3
+    r = kubectl("diff", "--server-side", "-f", str(app), check=False)
+    assert (r.returncode, r.stdout) == (0, ""), (r.stdout, r.stderr)

@@ -16,6 +16,7 @@ import time
 import urllib.parse
 import uuid
 
+from . import apply as fields
 from . import defaults, logic, openapi, protobuf, resources, tables
 from .logic import ApiError
 from .resources import BUILTIN, Resource
@@ -454,7 +455,8 @@ class Api:
                 meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
         return obj
 
-    def create(self, res, ns, obj, dry=False, fv="Warn", internal=False):
+    def create(self, res, ns, obj, dry=False, fv="Warn", internal=False, manager=None, applied=None):
+        """manager: the field manager of an Update (apply.py); applied: the Managers of an apply that creates."""
         obj = self.body_identity(res, obj, ns)
         self.check_namespace(res, ns, creating=obj["metadata"].get("name") or "")
         obj = logic.prepare_create(obj, res, str(uuid.uuid4()), now(), keep_status=res.plural == "nodes" or internal)
@@ -470,6 +472,10 @@ class Api:
             # PrepareForCreate; the QoS class it also sets is not computed here)
             obj["status"] = {"phase": "Pending"}
         self.admit(res, obj, fv)
+        if applied is not None:
+            fields.set_managed(obj, applied)
+        elif manager is not None:
+            fields.record_update(res, self.version, None, obj, manager, "", now())
         name = obj["metadata"]["name"]
         if dry:
             if self.store.get(self.key(res, ns, name)):
@@ -505,15 +511,23 @@ class Api:
         return {"kind": f"{res.kind}List", "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(rev)}, "items": items}
 
-    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None):
-        """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status."""
+    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None, manager=None, applier=None):
+        """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status. manager:
+        the field manager of an Update; applier(stored) -> (new, Managers): a server-side apply."""
         self.check_namespace(res, ns)
         for dummy in range(5):
             got = self.store.get(self.key(res, ns, name))
             if not got:
                 raise logic.not_found(res, name)
             cur, rev = got
-            if patcher is not None:
+            applied = None
+            if applier is not None:
+                new, applied = applier(copy.deepcopy(cur))
+                want_rev = rev
+            elif patcher is not None and sub == "scale":
+                new = resources.from_scale(cur, patcher(resources.scale_of(self.out(res, cur, rev))))
+                want_rev = rev
+            elif patcher is not None:
                 new = patcher(self.out(res, cur, rev) if sub != "status" else copy.deepcopy(cur))
                 if isinstance(new, dict):
                     new.setdefault("metadata", {}).pop("resourceVersion", None)
@@ -524,6 +538,8 @@ class Api:
                 want_rev = int(rv) if rv and str(rv).isdigit() else rev
                 if rv and want_rev != rev:
                     raise logic.conflict(res, name)
+                if sub == "scale":
+                    new = resources.from_scale(cur, new)
             new = self.body_identity(res, new, ns, name)
             if sub == "status":
                 merged = copy.deepcopy(cur)
@@ -538,6 +554,10 @@ class Api:
             self.admit(res, new, fv, old=cur if sub != "status" else None)
             if sub != "status":
                 logic.bump_generation(new, cur)
+            if applied is not None:
+                fields.set_managed(new, applied)
+            elif manager is not None:
+                fields.record_update(res, self.version, cur, new, manager, sub, now())
             if dry:
                 return self.out(res, new, rev)
             new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
@@ -545,9 +565,39 @@ class Api:
                 if res.plural == "customresourcedefinitions":
                     self.crd_resources(fresh=True)
                 return self.out(res, new, new_rev)
-            if patcher is None:
+            if patcher is None and applier is None:
                 raise logic.conflict(res, name)
         raise logic.conflict(res, name)
+
+    def apply_patch(self, res, ns, name, config, sub=None, dry=False, fv="Warn", manager="", force=False):
+        """PATCH application/apply-patch+yaml (server-side apply, apply.py): merged into the stored
+        object, or created when there is none (patch.go: apply may create; 201 then).
+        -> (code, object)"""
+        if not isinstance(config, dict):
+            raise ApiError(400, "the body of the request is not a JSON object", "BadRequest")
+        if config.get("apiVersion") != res.api_version:
+            # structuredmerge.go: the patch must be of the resource's version
+            raise ApiError(400, f"Incorrect version specified in apply patch. Specified patch version: "
+                                f"{config.get('apiVersion') or ''}, expected: {res.api_version}", "BadRequest")
+        if (config.get("metadata") or {}).get("managedFields"):
+            raise ApiError(400, "metadata.managedFields must be nil", "BadRequest")
+        self.body_identity(res, config, ns, name)
+        schema = fields.schema_for(res, self.version)
+
+        def applier(stored):
+            mgrs = fields.Managers((stored.get("metadata") or {}).get("managedFields"))
+            return fields.apply(stored, config, schema, mgrs, manager, res.api_version, now(), force, sub or "",
+                                res.subresources)
+        self.check_namespace(res, ns)
+        if self.store.get(self.key(res, ns, name)) is None and not sub:
+            obj, mgrs = fields.apply(None, config, schema, fields.Managers(), manager, res.api_version, now(), force,
+                                     "", res.subresources)
+            try:
+                return 201, self.create(res, ns, obj, dry, fv, applied=mgrs)
+            except ApiError as e:
+                if e.reason != "AlreadyExists":
+                    raise
+        return 200, self.update(res, ns, name, None, sub, dry, fv, applier=applier)
 
     def delete(self, res, ns, name, dry=False):
         self.check_namespace(res, ns)
@@ -843,6 +893,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         table = tables.wants_table(self.headers.get("Accept"))
         if verb == "get":
             got = api.get(res, ns, name)
+            if sub == "scale":
+                return "json", 200, resources.scale_of(got)
             if table:
                 return "json", 200, api.table(res, [got], {"resourceVersion": got["metadata"]["resourceVersion"]},
                                               q.get("includeObject") or "Metadata")
@@ -854,6 +906,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     o.setdefault("kind", res.kind), o.setdefault("apiVersion", res.api_version)
                 return "json", 200, api.table(res, lst["items"], lst["metadata"], q.get("includeObject") or "Metadata")
             return "json", 200, lst
+        ua_manager = q.get("fieldManager") or fields.default_manager(self.headers.get("User-Agent"))
         if verb == "create":
             if name:
                 raise ApiError(405, "the server does not allow this method on the requested resource",
@@ -864,12 +917,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # the NodeRestriction admission plugin (plugin/pkg/admission/noderestriction)
                 raise ApiError(403, f'nodes "{want}" is forbidden: node "{user.node}" is not allowed to modify '
                                     f'node "{want}"', "Forbidden", {"name": want, "kind": "nodes"})
-            return "json", 201, api.create(res, ns, obj, dry, fv)
+            return "json", 201, api.create(res, ns, obj, dry, fv, manager=ua_manager)
         if verb == "update":
             obj, dummy = self.body()
-            return "json", 200, api.update(res, ns, name, obj, sub, dry, fv)
+            got = api.update(res, ns, name, obj, sub, dry, fv, manager=ua_manager)
+            return "json", 200, resources.scale_of(got) if sub == "scale" else got
         if verb == "patch":
             patch, ctype = self.body()
+            if ctype == "application/apply-patch+yaml":
+                # patch.go validates the PatchOptions first (meta/v1/validation ValidatePatchOptions)
+                if not q.get("fieldManager"):
+                    raise fields.patch_options_invalid("fieldManager", "FieldValueRequired", "is required for apply patch")
+                code, got = api.apply_patch(res, ns, name, patch, sub, dry, fv, q["fieldManager"],
+                                            q.get("force") in ("true", "1"))
+                return "json", code, got
+            if "force" in q:
+                raise fields.patch_options_invalid("force", "FieldValueForbidden", "may not be specified for non-apply patch")
             if ctype == "application/merge-patch+json":
                 def patcher(cur):
                     return logic.merge_patch(cur, patch)
@@ -880,11 +943,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 def patcher(cur):
                     return logic.json_patch(cur, patch)
             else:
-                accepted = "application/json-patch+json, application/merge-patch+json" + \
+                accepted = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml" + \
                     ("" if res.crd else ", application/strategic-merge-patch+json")
                 raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
                                     f"include: {accepted}", "UnsupportedMediaType", {})
-            return "json", 200, api.update(res, ns, name, None, sub, dry, fv, patcher=patcher)
+            got = api.update(res, ns, name, None, sub, dry, fv, patcher=patcher, manager=ua_manager)
+            return "json", 200, resources.scale_of(got) if sub == "scale" else got
         if verb == "delete":
             return "json", 200, api.delete(res, ns, name, dry)
         raise ApiError(405, "deletecollection is not served by the double", "MethodNotAllowed", {})
