@@ -167,19 +167,23 @@ def compare(lhs, rhs, schema):
 _ABSENT = object()
 
 
+def _shape(v):
+    return None if v is _ABSENT else "map" if _is_map(v) else "list" if isinstance(v, list) else "scalar"
+
+
 def _cmp(lhs, rhs, schema, s, path, acc):
     added, modified, removed = acc
     in_leaf = True
-    if _is_map(lhs if rhs is _ABSENT else rhs) and (lhs is _ABSENT or rhs is _ABSENT or _is_map(lhs) == _is_map(rhs)):
+    shapes = {_shape(lhs), _shape(rhs)} - {None}
+    if shapes == {"map"}:
         lm = lhs if _is_map(lhs) else {}
         rm = rhs if _is_map(rhs) else {}
-        if not schema.map_atomic(s) and (lm or rm):
+        if not schema.map_atomic(s) and (lm or rm):       # an empty map on both sides is a leaf
             in_leaf = False
             for k in list(lm) + [k for k in rm if k not in lm]:
                 sub, dummy = schema.field(s, k)
                 _cmp(lm.get(k, _ABSENT), rm.get(k, _ABSENT), schema, sub, path + (f"f:{k}",), acc)
-    elif isinstance(lhs if rhs is _ABSENT else rhs, list) and (lhs is _ABSENT or rhs is _ABSENT or
-                                                              isinstance(lhs, list) == isinstance(rhs, list)):
+    elif shapes == {"list"}:
         ll = lhs if isinstance(lhs, list) else []
         rl = rhs if isinstance(rhs, list) else []
         if schema.list_kind(s)[0] != "atomic" and (ll or rl):
@@ -432,10 +436,9 @@ def _keep(st, ign):
     return {p for p in st if not ign(p)} - STRIPPED
 
 
-def _zero_value_paths(obj):
-    # the top-level fields a Go type's zero value already has (its non-pointer struct fields):
-    # an Update that fills them does not own the map itself. Only metadata/spec/status are modelled.
-    return {("f:metadata",), ("f:spec",), ("f:status",)}
+# the fields a Go type's zero value already has (its non-pointer struct fields), which an Update that
+# creates the object does not own as maps (no `.`): only metadata, spec and status are modelled
+ZERO_VALUE_PATHS = {("f:metadata",), ("f:spec",), ("f:status",)}
 
 
 def update(live, new, schema, managers, manager, api_version, now, sub="", subresources=()):
@@ -445,7 +448,7 @@ def update(live, new, schema, managers, manager, api_version, now, sub="", subre
     ign = _ignored(sub, subresources)
     added, modified, removed = compare(live if live is not None else {}, new, schema)
     if live is None:
-        added -= _zero_value_paths(new)
+        added -= ZERO_VALUE_PATHS
     ident = (manager, "Update", api_version, sub)
     took = _keep(added | modified, ign)
     for e in managers.entries:

@@ -558,6 +558,10 @@ class Api:
                 fields.set_managed(new, applied)
             elif manager is not None:
                 fields.record_update(res, self.version, cur, new, manager, sub, now())
+            if new == cur:
+                # nothing changed: no write, the same resourceVersion (apiserver/pkg/storage/etcd3/store.go
+                # GuaranteedUpdate stops when the new data is the stored data)
+                return self.out(res, cur, rev)
             if dry:
                 return self.out(res, new, rev)
             new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
@@ -943,8 +947,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 def patcher(cur):
                     return logic.json_patch(cur, patch)
             else:
-                accepted = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml" + \
-                    ("" if res.crd else ", application/strategic-merge-patch+json")
+                accepted = "application/json-patch+json, application/merge-patch+json, " + \
+                    ("" if res.crd else "application/strategic-merge-patch+json, ") + "application/apply-patch+yaml"
                 raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
                                     f"include: {accepted}", "UnsupportedMediaType", {})
             got = api.update(res, ns, name, None, sub, dry, fv, patcher=patcher, manager=ua_manager)
