@@ -1202,6 +1202,13 @@ def test_server_side_apply_creates_prunes_conflicts_and_forces(apiserver):
     assert (code, s["message"]) == (400, "metadata.managedFields must be nil")
     code, s = apply_call(apiserver, path, dict(cm, apiVersion="v2"))
     assert code == 400 and s["message"].startswith("Incorrect version specified in apply patch")
+    # fieldValidation as for every write: Strict refuses an unknown field, Warn drops it (not managed)
+    code, s = apply_call(apiserver, path, dict(cm, bogus=1), "fieldManager=ci&fieldValidation=Strict")
+    assert (code, s["reason"]) == (400, "BadRequest") and 'unknown field "bogus"' in s["message"]
+    code, out, warn = call_h(apiserver, "PATCH", path + "?fieldManager=ci", dict(cm, bogus=1),
+                             ctype="application/apply-patch+yaml")
+    assert code == 200 and "bogus" not in out and warn == ['299 - "unknown field \\"bogus\\""']
+    assert "f:bogus" not in out["metadata"]["managedFields"][0]["fieldsV1"]
 
 
 def test_server_records_update_managers_and_keeps_managed_fields(apiserver):

@@ -561,7 +561,29 @@ def record_update(res, version, cur, new, manager, sub, now):
     set_managed(new, mgrs)
 
 
-def set_managed(obj, mgrs):
+def exists(obj, path, schema):
+    """Whether obj has something at path."""
+    v, s = obj, schema.root
+    for pe in path:
+        if pe.startswith("f:") and _is_map(v) and pe[2:] in v:
+            v, s = v[pe[2:]], schema.field(s, pe[2:])[0]
+        elif isinstance(v, list):
+            v = next((it for it in v if item_pe(schema, s, it) == pe), _ABSENT)
+            s = schema.items(s)
+            if v is _ABSENT:
+                return False
+        else:
+            return False
+    return True
+
+
+def set_managed(obj, mgrs, schema=None):
+    """obj's managedFields from mgrs; with schema, an applier's fields the server did not keep (an
+    unknown field dropped by fieldValidation Warn/Ignore, a status reset) are not recorded."""
+    if schema is not None:
+        for e in mgrs.entries:
+            if e["operation"] == "Apply":
+                e["set"] = {p for p in e["set"] if exists(obj, p, schema)}
     lst = mgrs.to_list()
     if lst:
         obj["metadata"]["managedFields"] = lst

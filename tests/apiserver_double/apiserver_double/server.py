@@ -473,7 +473,7 @@ class Api:
             obj["status"] = {"phase": "Pending"}
         self.admit(res, obj, fv)
         if applied is not None:
-            fields.set_managed(obj, applied)
+            fields.set_managed(obj, applied, fields.schema_for(res, self.version))
         elif manager is not None:
             fields.record_update(res, self.version, None, obj, manager, "", now())
         name = obj["metadata"]["name"]
@@ -555,7 +555,7 @@ class Api:
             if sub != "status":
                 logic.bump_generation(new, cur)
             if applied is not None:
-                fields.set_managed(new, applied)
+                fields.set_managed(new, applied, fields.schema_for(res, self.version))
             elif manager is not None:
                 fields.record_update(res, self.version, cur, new, manager, sub, now())
             if new == cur:
