@@ -928,122 +928,6 @@ def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
     assert call(apiserver, "GET", "/api/v1/namespaces/default/configmaps/demo-cm")[0] == 404
 
 
-# ------------------------------------------------------------------ the collection's k8s_apply against the double
-def collection_objects(apiserver, check_mode=False):
-    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import Client
-    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import Objects
-    pki = apiserver["pki"]
-    client = Client({"server": apiserver["url"], "ca": {"path": str(pki / "ca.crt")},
-                     "cert": {"path": str(pki / "admin.crt")}, "key": {"path": str(pki / "admin.key")}})
-    return Objects(client, check_mode=check_mode)
-
-
-def test_what_the_server_normalises_is_no_change_and_unknown_fields_are_refused(apiserver):
-    """module_utils/k8s/service.py: a Secret given as stringData (stored as data) and a quantity
-    the server writes canonically ("1000m" -> "1") apply once; again, a dry run of the patch shows
-    the server would store what it has: unchanged (before, every run re-patched them). A field
-    the server does not know fails naming it (fieldValidation=Strict), nothing stored."""
-    objs = collection_objects(apiserver)
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "norm", "namespace": "default"},
-              "stringData": {"password": "s3cret"}}
-    web = deployment("normweb")
-    web["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1000m", "memory": "1024Mi"}}
-    for obj in (secret, web):
-        assert objs.apply(obj)["action"] == "created"
-        assert objs.apply(obj)["action"] == "unchanged", obj["kind"]
-        assert collection_objects(apiserver, check_mode=True).apply(obj)["action"] == "unchanged"
-    stored = objs.get(web)["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
-    assert stored == {"cpu": "1", "memory": "1Gi"}
-    changed = dict(secret, stringData={"password": "n3w"})
-    assert objs.apply(changed)["action"] == "updated"
-    assert base64.b64decode(objs.get(secret)["data"]["password"]) == b"n3w"
-    typo = deployment("typo")
-    typo["spec"]["replica"] = 3
-    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
-    with pytest.raises(ObjectError, match=r'unknown field "spec.replica"'):
-        objs.apply(typo)
-    assert objs.get(typo) is None
-
-
-def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
-    """module_utils/k8s/service.py against a Terminating namespace (the double keeps it
-    NS_TERMINATING_SECONDS): the apply waits until it is gone and creates it again, and its content
-    after it (a create inside it while it terminates is refused by the server); a delete of it
-    while it terminates is no second delete; a wait longer than gone_timeout fails naming it."""
-    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
-    objs = collection_objects(apiserver)
-    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "again"}}
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "again"}, "data": {"k": "v"}}
-    assert [objs.apply(o)["action"] for o in (ns, cm)] == ["created", "created"]
-    assert objs.delete(ns) is True
-    assert objs.get(ns)["status"]["phase"] == "Terminating"
-    assert objs.delete(ns) is False
-    assert collection_objects(apiserver, check_mode=True).apply(ns)["action"] == "created"
-    started = time.monotonic()
-    assert objs.apply(ns)["action"] == "created"
-    assert time.monotonic() - started > 1 and "deletionTimestamp" not in objs.get(ns)["metadata"]
-    assert objs.apply(cm)["action"] == "created"
-    assert objs.delete(ns) is True
-    objs.gone_timeout = 1
-    with pytest.raises(ObjectError, match=r"timed out after 1 s waiting for Namespace again to be gone \(Terminating\)"):
-        objs.apply(ns)
-    objs.gone_timeout = 30
-    objs.wait_gone(ns)
-    assert objs.get(ns) is None
-
-
-def test_server_refuses_what_validation_go_refuses(apiserver):
-    """The kinds' rules the schemas cannot express (pkg/apis/apps, core and rbac validation.go;
-    apimachinery's annotation size limit), each a 422 Invalid naming the field, as the real server:
-    a selector that does not match the template, a changed selector, a StatefulSet spec field that
-    may not change, a changed roleRef, a port out of range, annotations over 256 KiB."""
-    apps = "/apis/apps/v1/namespaces/default"
-
-    def refused(method, path, body, field, message, ctype="application/json"):
-        code, s = call(apiserver, method, path, body, ctype=ctype)
-        assert (code, s["reason"]) == (422, "Invalid"), s
-        assert [(c["field"], c["message"]) for c in s["details"]["causes"]] == [(field, message)], s
-        return s
-    bad = deployment("mismatch")
-    bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
-    s = refused("POST", f"{apps}/deployments", bad, "spec.template.metadata.labels",
-                'Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`')
-    assert s["message"].startswith('Deployment.apps "mismatch" is invalid: spec.template.metadata.labels: ')
-    assert call(apiserver, "POST", f"{apps}/deployments", deployment("sel"))[0] == 201
-    moved = {"spec": {"selector": {"matchLabels": {"app": "sel2"}}, "template": {"metadata": {"labels": {"app": "sel2"}}}}}
-    refused("PATCH", f"{apps}/deployments/sel", moved, "spec.selector",
-            'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"sel2"}, '
-            'MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
-            ctype="application/merge-patch+json")
-    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"}, "spec": {
-        "serviceName": "db", "selector": {"matchLabels": {"app": "db"}}, "template": {
-            "metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "r/db:1"}]}}}}
-    assert call(apiserver, "POST", f"{apps}/statefulsets", sts)[0] == 201
-    assert call(apiserver, "PATCH", f"{apps}/statefulsets/db", {"spec": {"replicas": 3}},
-                ctype="application/merge-patch+json")[0] == 200
-    refused("PATCH", f"{apps}/statefulsets/db", {"spec": {"serviceName": "other"}}, "spec",
-            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
-            "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
-            ctype="application/merge-patch+json")
-    rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "rb"},
-          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
-          "subjects": [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}]}
-    rbs = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-    assert call(apiserver, "POST", rbs, rb)[0] == 201
-    refused("PATCH", f"{rbs}/rb", {"roleRef": {"name": "edit"}}, "roleRef",
-            'Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: '
-            "cannot change roleRef", ctype="application/merge-patch+json")
-    port = deployment("port")
-    port["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 70000}]
-    refused("POST", f"{apps}/deployments", port, "spec.template.spec.containers[0].ports[0].containerPort",
-            "Invalid value: 70000: must be between 1 and 65535, inclusive")
-    big = {"metadata": {"name": "big", "annotations": {"a": "x" * (256 * 1024)}}}
-    refused("POST", "/api/v1/namespaces/default/configmaps", big, "metadata.annotations",
-            "Too long: must have at most 262144 bytes")
-    for path in (f"{apps}/deployments/sel", f"{apps}/statefulsets/db", f"{rbs}/rb"):
-        call(apiserver, "DELETE", path)
-
-
 # ------------------------------------------------------------------ server-side apply and managedFields (apply.py)
 def _ssa_schema():
     from apiserver_double import apply as ssa
@@ -1303,3 +1187,119 @@ def test_real_kubectl_server_side_apply_conflicts_and_diff(apiserver, tmp_path):
     assert got["spec"]["replicas"] == 3
     r = kubectl("diff", "--server-side", "-f", str(app), check=False)
     assert (r.returncode, r.stdout) == (0, ""), (r.stdout, r.stderr)
+
+
+# ------------------------------------------------------------------ the collection's k8s_apply against the double
+def collection_objects(apiserver, check_mode=False):
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import Client
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import Objects
+    pki = apiserver["pki"]
+    client = Client({"server": apiserver["url"], "ca": {"path": str(pki / "ca.crt")},
+                     "cert": {"path": str(pki / "admin.crt")}, "key": {"path": str(pki / "admin.key")}})
+    return Objects(client, check_mode=check_mode)
+
+
+def test_what_the_server_normalises_is_no_change_and_unknown_fields_are_refused(apiserver):
+    """module_utils/k8s/service.py: a Secret given as stringData (stored as data) and a quantity
+    the server writes canonically ("1000m" -> "1") apply once; again, a dry run of the patch shows
+    the server would store what it has: unchanged (before, every run re-patched them). A field
+    the server does not know fails naming it (fieldValidation=Strict), nothing stored."""
+    objs = collection_objects(apiserver)
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "norm", "namespace": "default"},
+              "stringData": {"password": "s3cret"}}
+    web = deployment("normweb")
+    web["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1000m", "memory": "1024Mi"}}
+    for obj in (secret, web):
+        assert objs.apply(obj)["action"] == "created"
+        assert objs.apply(obj)["action"] == "unchanged", obj["kind"]
+        assert collection_objects(apiserver, check_mode=True).apply(obj)["action"] == "unchanged"
+    stored = objs.get(web)["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert stored == {"cpu": "1", "memory": "1Gi"}
+    changed = dict(secret, stringData={"password": "n3w"})
+    assert objs.apply(changed)["action"] == "updated"
+    assert base64.b64decode(objs.get(secret)["data"]["password"]) == b"n3w"
+    typo = deployment("typo")
+    typo["spec"]["replica"] = 3
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
+    with pytest.raises(ObjectError, match=r'unknown field "spec.replica"'):
+        objs.apply(typo)
+    assert objs.get(typo) is None
+
+
+def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
+    """module_utils/k8s/service.py against a Terminating namespace (the double keeps it
+    NS_TERMINATING_SECONDS): the apply waits until it is gone and creates it again, and its content
+    after it (a create inside it while it terminates is refused by the server); a delete of it
+    while it terminates is no second delete; a wait longer than gone_timeout fails naming it."""
+    from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
+    objs = collection_objects(apiserver)
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "again"}}
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "again"}, "data": {"k": "v"}}
+    assert [objs.apply(o)["action"] for o in (ns, cm)] == ["created", "created"]
+    assert objs.delete(ns) is True
+    assert objs.get(ns)["status"]["phase"] == "Terminating"
+    assert objs.delete(ns) is False
+    assert collection_objects(apiserver, check_mode=True).apply(ns)["action"] == "created"
+    started = time.monotonic()
+    assert objs.apply(ns)["action"] == "created"
+    assert time.monotonic() - started > 1 and "deletionTimestamp" not in objs.get(ns)["metadata"]
+    assert objs.apply(cm)["action"] == "created"
+    assert objs.delete(ns) is True
+    objs.gone_timeout = 1
+    with pytest.raises(ObjectError, match=r"timed out after 1 s waiting for Namespace again to be gone \(Terminating\)"):
+        objs.apply(ns)
+    objs.gone_timeout = 30
+    objs.wait_gone(ns)
+    assert objs.get(ns) is None
+
+
+def test_server_refuses_what_validation_go_refuses(apiserver):
+    """The kinds' rules the schemas cannot express (pkg/apis/apps, core and rbac validation.go;
+    apimachinery's annotation size limit), each a 422 Invalid naming the field, as the real server:
+    a selector that does not match the template, a changed selector, a StatefulSet spec field that
+    may not change, a changed roleRef, a port out of range, annotations over 256 KiB."""
+    apps = "/apis/apps/v1/namespaces/default"
+
+    def refused(method, path, body, field, message, ctype="application/json"):
+        code, s = call(apiserver, method, path, body, ctype=ctype)
+        assert (code, s["reason"]) == (422, "Invalid"), s
+        assert [(c["field"], c["message"]) for c in s["details"]["causes"]] == [(field, message)], s
+        return s
+    bad = deployment("mismatch")
+    bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    s = refused("POST", f"{apps}/deployments", bad, "spec.template.metadata.labels",
+                'Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`')
+    assert s["message"].startswith('Deployment.apps "mismatch" is invalid: spec.template.metadata.labels: ')
+    assert call(apiserver, "POST", f"{apps}/deployments", deployment("sel"))[0] == 201
+    moved = {"spec": {"selector": {"matchLabels": {"app": "sel2"}}, "template": {"metadata": {"labels": {"app": "sel2"}}}}}
+    refused("PATCH", f"{apps}/deployments/sel", moved, "spec.selector",
+            'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"sel2"}, '
+            'MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
+            ctype="application/merge-patch+json")
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"}, "spec": {
+        "serviceName": "db", "selector": {"matchLabels": {"app": "db"}}, "template": {
+            "metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "r/db:1"}]}}}}
+    assert call(apiserver, "POST", f"{apps}/statefulsets", sts)[0] == 201
+    assert call(apiserver, "PATCH", f"{apps}/statefulsets/db", {"spec": {"replicas": 3}},
+                ctype="application/merge-patch+json")[0] == 200
+    refused("PATCH", f"{apps}/statefulsets/db", {"spec": {"serviceName": "other"}}, "spec",
+            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+            "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            ctype="application/merge-patch+json")
+    rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "rb"},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+          "subjects": [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}]}
+    rbs = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+    assert call(apiserver, "POST", rbs, rb)[0] == 201
+    refused("PATCH", f"{rbs}/rb", {"roleRef": {"name": "edit"}}, "roleRef",
+            'Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: '
+            "cannot change roleRef", ctype="application/merge-patch+json")
+    port = deployment("port")
+    port["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 70000}]
+    refused("POST", f"{apps}/deployments", port, "spec.template.spec.containers[0].ports[0].containerPort",
+            "Invalid value: 70000: must be between 1 and 65535, inclusive")
+    big = {"metadata": {"name": "big", "annotations": {"a": "x" * (256 * 1024)}}}
+    refused("POST", "/api/v1/namespaces/default/configmaps", big, "metadata.annotations",
+            "Too long: must have at most 262144 bytes")
+    for path in (f"{apps}/deployments/sel", f"{apps}/statefulsets/db", f"{rbs}/rb"):
+        call(apiserver, "DELETE", path)

@@ -16,10 +16,11 @@ import time
 import urllib.parse
 import uuid
 
-from . import apply as fields
 from . import defaults, logic, openapi, protobuf, resources, tables
 from .logic import ApiError
 from .resources import BUILTIN, Resource
+
+from . import apply as fields     # server-side apply, managedFields
 
 ADMIN_GROUPS = {"system:masters", "kubeadm:cluster-admins"}   # kubeadm binds kubeadm:cluster-admins to cluster-admin
 READ_VERBS = {"get", "list", "watch"}
@@ -511,23 +512,16 @@ class Api:
         return {"kind": f"{res.kind}List", "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(rev)}, "items": items}
 
-    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None, manager=None, applier=None):
+    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None, manager=None, applied=None):
         """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status. manager:
-        the field manager of an Update; applier(stored) -> (new, Managers): a server-side apply."""
+        the field manager of an Update; applied: {"managers": ...} that a server-side apply's patcher fills."""
         self.check_namespace(res, ns)
         for dummy in range(5):
             got = self.store.get(self.key(res, ns, name))
             if not got:
                 raise logic.not_found(res, name)
             cur, rev = got
-            applied = None
-            if applier is not None:
-                new, applied = applier(copy.deepcopy(cur))
-                want_rev = rev
-            elif patcher is not None and sub == "scale":
-                new = resources.from_scale(cur, patcher(resources.scale_of(self.out(res, cur, rev))))
-                want_rev = rev
-            elif patcher is not None:
+            if patcher is not None:
                 new = patcher(self.out(res, cur, rev) if sub != "status" else copy.deepcopy(cur))
                 if isinstance(new, dict):
                     new.setdefault("metadata", {}).pop("resourceVersion", None)
@@ -538,8 +532,6 @@ class Api:
                 want_rev = int(rv) if rv and str(rv).isdigit() else rev
                 if rv and want_rev != rev:
                     raise logic.conflict(res, name)
-                if sub == "scale":
-                    new = resources.from_scale(cur, new)
             new = self.body_identity(res, new, ns, name)
             if sub == "status":
                 merged = copy.deepcopy(cur)
@@ -555,7 +547,7 @@ class Api:
             if sub != "status":
                 logic.bump_generation(new, cur)
             if applied is not None:
-                fields.set_managed(new, applied, fields.schema_for(res, self.version))
+                fields.set_managed(new, applied["managers"], fields.schema_for(res, self.version))
             elif manager is not None:
                 fields.record_update(res, self.version, cur, new, manager, sub, now())
             if new == cur:
@@ -569,7 +561,7 @@ class Api:
                 if res.plural == "customresourcedefinitions":
                     self.crd_resources(fresh=True)
                 return self.out(res, new, new_rev)
-            if patcher is None and applier is None:
+            if patcher is None:
                 raise logic.conflict(res, name)
         raise logic.conflict(res, name)
 
@@ -588,10 +580,13 @@ class Api:
         self.body_identity(res, config, ns, name)
         schema = fields.schema_for(res, self.version)
 
-        def applier(stored):
-            mgrs = fields.Managers((stored.get("metadata") or {}).get("managedFields"))
-            return fields.apply(stored, config, schema, mgrs, manager, res.api_version, now(), force, sub or "",
-                                res.subresources)
+        applied = {}
+
+        def applier(live):
+            mgrs = fields.Managers((live.get("metadata") or {}).get("managedFields"))
+            new, applied["managers"] = fields.apply(live, config, schema, mgrs, manager, res.api_version, now(), force,
+                                                    sub or "", res.subresources)
+            return new
         self.check_namespace(res, ns)
         if self.store.get(self.key(res, ns, name)) is None and not sub:
             obj, mgrs = fields.apply(None, config, schema, fields.Managers(), manager, res.api_version, now(), force,
@@ -601,7 +596,7 @@ class Api:
             except ApiError as e:
                 if e.reason != "AlreadyExists":
                     raise
-        return 200, self.update(res, ns, name, None, sub, dry, fv, applier=applier)
+        return 200, self.update(res, ns, name, None, sub, dry, fv, patcher=applier, applied=applied)
 
     def delete(self, res, ns, name, dry=False):
         self.check_namespace(res, ns)
@@ -714,6 +709,18 @@ class Api:
             if new == obj or self.store.update(self.key(NODE_RES, None, node), new, rev) is not None:
                 return
         log(f"E could not mark node {node} as control-plane: it kept changing")
+
+
+def scale_writer(res, name, change):
+    """A patcher for the scale subresource: change(Scale) -> Scale, whose replicas go to the object;
+    a Scale's resourceVersion, when given, must be the object's (409 otherwise)."""
+    def patcher(cur):
+        new = change(resources.scale_of(cur))
+        rv = ((new.get("metadata") or {}).get("resourceVersion") if isinstance(new, dict) else None)
+        if rv and rv != cur["metadata"].get("resourceVersion"):
+            raise logic.conflict(res, name)
+        return resources.from_scale(cur, new)
+    return patcher
 
 
 # -------------------------------------------------------------------- HTTP
@@ -924,8 +931,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return "json", 201, api.create(res, ns, obj, dry, fv, manager=ua_manager)
         if verb == "update":
             obj, dummy = self.body()
-            got = api.update(res, ns, name, obj, sub, dry, fv, manager=ua_manager)
-            return "json", 200, resources.scale_of(got) if sub == "scale" else got
+            if sub == "scale":
+                got = api.update(res, ns, name, None, sub, dry, fv, patcher=scale_writer(res, name, lambda s: obj),
+                                 manager=ua_manager)
+                return "json", 200, resources.scale_of(got)
+            return "json", 200, api.update(res, ns, name, obj, sub, dry, fv, manager=ua_manager)
         if verb == "patch":
             patch, ctype = self.body()
             if ctype == "application/apply-patch+yaml":
@@ -951,8 +961,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     ("" if res.crd else "application/strategic-merge-patch+json, ") + "application/apply-patch+yaml"
                 raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
                                     f"include: {accepted}", "UnsupportedMediaType", {})
-            got = api.update(res, ns, name, None, sub, dry, fv, patcher=patcher, manager=ua_manager)
-            return "json", 200, resources.scale_of(got) if sub == "scale" else got
+            if sub == "scale":
+                got = api.update(res, ns, name, None, sub, dry, fv, patcher=scale_writer(res, name, patcher),
+                                 manager=ua_manager)
+                return "json", 200, resources.scale_of(got)
+            return "json", 200, api.update(res, ns, name, None, sub, dry, fv, patcher=patcher, manager=ua_manager)
         if verb == "delete":
             return "json", 200, api.delete(res, ns, name, dry)
         raise ApiError(405, "deletecollection is not served by the double", "MethodNotAllowed", {})
