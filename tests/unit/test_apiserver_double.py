@@ -1147,6 +1147,32 @@ def test_server_records_update_managers_and_keeps_managed_fields(apiserver):
     call(apiserver, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/routes.ssa.example.com")
 
 
+def test_server_scale_subresource(apiserver):
+    """deployments/scale (what kubectl scale uses): discovery lists it as autoscaling/v1 Scale, the
+    OpenAPI path reads and writes a Scale; GET answers the Scale; a PUT with a stale resourceVersion
+    is a conflict; a write changes spec.replicas only and is recorded with subresource "scale"."""
+    code, lst = call(apiserver, "GET", "/apis/apps/v1")
+    sc = next(r for r in lst["resources"] if r["name"] == "deployments/scale")
+    assert (sc["group"], sc["version"], sc["kind"]) == ("autoscaling", "v1", "Scale")
+    doc = call_h(apiserver, "GET", "/openapi/v3/apis/apps/v1")[1]
+    op = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"]["patch"]
+    assert op["x-kubernetes-group-version-kind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    assert "io.k8s.api.autoscaling.v1.Scale" in doc["components"]["schemas"]
+    path = "/apis/apps/v1/namespaces/default/deployments/scl"
+    assert call(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("scl"))[0] == 201
+    code, scale = call(apiserver, "GET", path + "/scale")
+    assert code == 200 and (scale["kind"], scale["apiVersion"], scale["spec"], scale["status"]["selector"]) == (
+        "Scale", "autoscaling/v1", {"replicas": 2}, "app=scl")
+    stale = dict(scale, metadata=dict(scale["metadata"], resourceVersion="1"), spec={"replicas": 7})
+    assert call(apiserver, "PUT", path + "/scale", stale)[0] == 409
+    code, put = call(apiserver, "PUT", path + "/scale?fieldManager=autoscaler", dict(scale, spec={"replicas": 7}))
+    assert code == 200 and put["spec"]["replicas"] == 7
+    got = call(apiserver, "GET", path)[1]
+    assert got["spec"]["replicas"] == 7 and got["metadata"]["generation"] == 2
+    e = got["metadata"]["managedFields"][-1]
+    assert (e["manager"], e["subresource"], e["fieldsV1"]) == ("autoscaler", "scale", {"f:spec": {"f:replicas": {}}})
+
+
 def test_real_kubectl_server_side_apply_conflicts_and_diff(apiserver, tmp_path):
     """The official kubectl: `apply --server-side` creates (manager "kubectl", operation Apply);
     `kubectl scale` (an Update through the scale subresource) takes .spec.replicas; applying other
@@ -1187,6 +1213,11 @@ def test_real_kubectl_server_side_apply_conflicts_and_diff(apiserver, tmp_path):
     assert got["spec"]["replicas"] == 3
     r = kubectl("diff", "--server-side", "-f", str(app), check=False)
     assert (r.returncode, r.stdout) == (0, ""), (r.stdout, r.stderr)
+    # a change shows (exit 1), nothing is stored (a dry-run apply)
+    write(5)
+    r = kubectl("diff", "--server-side", "-f", str(app), check=False)
+    assert r.returncode == 1 and "-  replicas: 3" in r.stdout and "+  replicas: 5" in r.stdout, (r.stdout, r.stderr)
+    assert call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/ssa")[1]["spec"]["replicas"] == 3
 
 
 # ------------------------------------------------------------------ the collection's k8s_apply against the double
