@@ -322,7 +322,8 @@ def test_server_objects_crud(apiserver):
     assert code == 200 and p["data"] == {"k2": "v2"} and p["metadata"]["uid"] == made["metadata"]["uid"]
     code, s = call(apiserver, "PATCH", "/api/v1/namespaces/demo/configmaps/a", {"data": {}},
                    ctype="application/apply-patch+yaml")
-    assert code == 415
+    assert (code, s["reason"], s["message"]) == (422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: '
+                                                 "Required value: is required for apply patch")
     code, dry = call(apiserver, "POST", "/api/v1/namespaces/demo/configmaps?dryRun=All", {"metadata": {"name": "c"}})
     assert code == 201 and call(apiserver, "GET", "/api/v1/namespaces/demo/configmaps/c")[0] == 404
     # deleting the namespace: it answers the Namespace, Terminating, its objects go; nothing new
@@ -938,6 +939,298 @@ def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
     assert "deployed" in helm("list", "-n", "default")
     helm("uninstall", "demo", "-n", "default")
     assert call(apiserver, "GET", "/api/v1/namespaces/default/configmaps/demo-cm")[0] == 404
+
+
+# ------------------------------------------------------------------ server-side apply and managedFields (apply.py)
+def _ssa_schema():
+    from apiserver_double import apply as ssa
+    return ssa, ssa.schema_for(DEPLOY, "1.30.4")
+
+
+def test_ssa_field_set_is_encoded_as_fieldsv1():
+    """What an applied configuration sets (SMD typed/tofieldset.go) in the FieldsV1 encoding
+    (fieldpath/serialize.go, serialize-pe.go): `f:` fields, `k:{...}` items of associative lists by
+    their keys (containers by name, ports by containerPort+protocol with protocol's default, env by
+    name), `v:` set items (finalizers), `.` where an owned item has owned children; the selector
+    (x-kubernetes-map-type atomic) and args (atomic list) as leaves; labels' keys are fields."""
+    ssa, sch = _ssa_schema()
+    d = deployment("enc")
+    d["metadata"].update(labels={"app": "enc"}, finalizers=["example.com/x"])
+    d["spec"]["template"]["spec"]["containers"][0].update(args=["-v"], ports=[{"containerPort": 80}],
+                                                          env=[{"name": "A", "value": "1"}])
+    got = ssa.encode(ssa.field_set(d, sch) - ssa.STRIPPED)
+    assert got == {
+        "f:metadata": {"f:finalizers": {'v:"example.com/x"': {}}, "f:labels": {"f:app": {}}},
+        "f:spec": {"f:replicas": {}, "f:selector": {}, "f:template": {
+            "f:metadata": {"f:labels": {"f:app": {}}},
+            "f:spec": {"f:containers": {'k:{"name":"c"}': {
+                ".": {}, "f:args": {}, "f:env": {'k:{"name":"A"}': {".": {}, "f:name": {}, "f:value": {}}},
+                "f:image": {}, "f:name": {},
+                "f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}}}}}}}}
+    assert list(got["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"c"}'])[:2] == [".", "f:args"]
+    assert ssa.decode(got) == ssa.field_set(d, sch) - ssa.STRIPPED
+    assert ssa.path_string(("f:spec", "f:template", "f:spec", "f:containers", 'k:{"name":"c"}', "f:image")) == \
+        '.spec.template.spec.containers[name="c"].image'
+    assert ssa.path_string(("f:metadata", "f:finalizers", 'v:"x"')) == '.metadata.finalizers[="x"]'
+    assert ssa.default_manager("kubectl/v1.30.0 (linux/amd64) kubernetes/7c48c2b") == "kubectl"
+    assert ssa.default_manager("Python-urllib/3.11") == "Python-urllib"
+
+
+def test_ssa_merge_ownership_conflicts_force_and_pruning():
+    """merge/update.go Apply and Update: the configuration merges into the live object (containers by
+    name, the atomic args replaced); an Update takes what it changes from the appliers; a changed
+    value owned by another manager is a 409 Conflict worded as conflict.go; force takes it over;
+    the same value is shared; what the applier no longer applies goes unless someone else owns it."""
+    ssa, sch = _ssa_schema()
+    cfg = deployment("own")
+    cfg["metadata"]["labels"] = {"app": "own", "tier": "web"}
+    cfg["spec"]["template"]["spec"]["containers"][0]["args"] = ["-a", "-b"]
+    live, mgrs = ssa.apply(None, cfg, sch, ssa.Managers(), "ci", "apps/v1", "t1")
+    assert live == cfg and [(e["manager"], e["operation"], e["time"]) for e in mgrs.to_list()] == [("ci", "Apply", "t1")]
+    # another client (an Update) scales and adds a sidecar
+    scaled = json.loads(json.dumps(live))
+    scaled["spec"]["replicas"] = 5
+    scaled["spec"]["template"]["spec"]["containers"].append({"name": "side", "image": "s:1"})
+    mgrs = ssa.update(live, scaled, sch, mgrs, "hpa", "apps/v1", "t2")
+    ent = {e["manager"]: e for e in mgrs.to_list()}
+    assert ent["hpa"]["operation"] == "Update" and ent["hpa"]["fieldsV1"] == {"f:spec": {"f:replicas": {}, "f:template": {
+        "f:spec": {"f:containers": {'k:{"name":"side"}': {".": {}, "f:image": {}, "f:name": {}}}}}}}
+    assert "f:replicas" not in ent["ci"]["fieldsV1"]["f:spec"]
+    # the applier changes replicas (owned by hpa now), image and args: one conflict
+    cfg2 = json.loads(json.dumps(cfg))
+    cfg2["spec"]["replicas"] = 3
+    cfg2["spec"]["template"]["spec"]["containers"][0].update(image="registry.tke.com/library/nginx:1.26", args=["-c"])
+    with pytest.raises(ApiError) as e:
+        ssa.apply(scaled, cfg2, sch, ssa.Managers(mgrs.to_list()), "ci", "apps/v1", "t3")
+    st = e.value.status()
+    assert (st["code"], st["reason"]) == (409, "Conflict")
+    assert st["message"] == 'Apply failed with 1 conflict: conflict with "hpa" using apps/v1: .spec.replicas'
+    assert st["details"]["causes"] == [{"type": "FieldManagerConflict", "message": 'conflict with "hpa" using apps/v1',
+                                        "field": ".spec.replicas"}]
+    # the same value as hpa's: shared, no conflict; merged by name, the atomic args replaced
+    cfg2["spec"]["replicas"] = 5
+    shared, m2 = ssa.apply(scaled, cfg2, sch, ssa.Managers(mgrs.to_list()), "ci", "apps/v1", "t3")
+    new = shared
+    assert [c["name"] for c in new["spec"]["template"]["spec"]["containers"]] == ["c", "side"]
+    assert new["spec"]["template"]["spec"]["containers"][0]["args"] == ["-c"]
+    assert all("f:replicas" in x["fieldsV1"]["f:spec"] for x in m2.to_list())
+    # force: the field is taken, hpa keeps the rest
+    cfg2["spec"]["replicas"] = 3
+    new, m3 = ssa.apply(scaled, cfg2, sch, ssa.Managers(mgrs.to_list()), "ci", "apps/v1", "t4", force=True)
+    ent = {x["manager"]: x for x in m3.to_list()}
+    assert new["spec"]["replicas"] == 3 and "f:replicas" not in ent["hpa"]["fieldsV1"]["f:spec"]
+    assert "f:replicas" in ent["ci"]["fieldsV1"]["f:spec"]
+    # what the applier no longer applies and owns alone goes (a label, the args, replicas - which the
+    # server then defaults); hpa's container stays
+    cfg3 = json.loads(json.dumps(cfg2))
+    del cfg3["metadata"]["labels"]["tier"], cfg3["spec"]["template"]["spec"]["containers"][0]["args"]
+    del cfg3["spec"]["replicas"]
+    new4, dummy = ssa.apply(new, cfg3, sch, ssa.Managers(m3.to_list()), "ci", "apps/v1", "t5")
+    assert new4["metadata"]["labels"] == {"app": "own"} and "args" not in new4["spec"]["template"]["spec"]["containers"][0]
+    assert "replicas" not in new4["spec"]
+    assert [c["name"] for c in new4["spec"]["template"]["spec"]["containers"]] == ["c", "side"]
+    # a field another manager still owns stays when the applier drops it
+    new5, m5 = ssa.apply(shared, cfg3, sch, ssa.Managers(m2.to_list()), "ci", "apps/v1", "t6")
+    ent = {x["manager"]: x for x in m5.to_list()}
+    assert new5["spec"]["replicas"] == 5 and "f:replicas" not in ent["ci"]["fieldsV1"]["f:spec"]
+    assert "f:replicas" in ent["hpa"]["fieldsV1"]["f:spec"]
+    # two conflicts, with two managers: conflict.go's list form, managers sorted
+    m6 = ssa.update(new5, {**new5, "metadata": {**new5["metadata"], "labels": {"app": "own", "x": "1"}}}, sch, m5,
+                    "ops", "apps/v1", "t7")
+    cfg4 = json.loads(json.dumps(cfg3))
+    cfg4["metadata"]["labels"]["x"] = "2"
+    cfg4["spec"]["replicas"] = 9
+    with pytest.raises(ApiError) as e:
+        ssa.apply(new5, cfg4, sch, m6, "ci", "apps/v1", "t8")
+    assert e.value.message == ('Apply failed with 2 conflicts: conflicts with "hpa" using apps/v1:\n- .spec.replicas\n'
+                               'conflicts with "ops" using apps/v1:\n- .metadata.labels.x')
+
+
+def apply_call(apiserver, path, body, query="fieldManager=ci", ctype="application/apply-patch+yaml"):
+    return call(apiserver, "PATCH", f"{path}?{query}" if query else path, body, ctype=ctype)
+
+
+def test_server_side_apply_creates_prunes_conflicts_and_forces(apiserver):
+    """PATCH application/apply-patch+yaml (handlers/patch.go, fieldmanager): fieldManager required
+    (422 as ValidatePatchOptions), force only for apply; creates (201) with an Apply entry; a second
+    apply without a label removes it; a merge patch by another manager records an Update entry and
+    takes the field; applying another value then is a 409 naming it, force takes it back; a YAML
+    body; dryRun stores nothing; managedFields cannot be applied."""
+    path = "/api/v1/namespaces/default/configmaps/ssa-cm"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa-cm", "labels": {"a": "1", "b": "2"}},
+          "data": {"k": "v", "n": "1"}}
+    code, s = apply_call(apiserver, path, cm, query="")
+    assert (code, s["details"]["causes"]) == (422, [{"reason": "FieldValueRequired", "field": "fieldManager",
+                                                     "message": "Required value: is required for apply patch"}])
+    code, s = call(apiserver, "PATCH", path + "?force=true", {"data": {}}, ctype="application/merge-patch+json")
+    assert (code, s["message"]) == (422, 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be '
+                                         "specified for non-apply patch")
+    code, dry = apply_call(apiserver, path, cm, "fieldManager=ci&dryRun=All")
+    assert code == 201 and dry["metadata"]["managedFields"][0]["manager"] == "ci"
+    assert call(apiserver, "GET", path)[0] == 404
+    code, made = apply_call(apiserver, path, cm)
+    assert code == 201 and made["data"] == cm["data"]
+    assert [{k: v for k, v in e.items() if k != "time"} for e in made["metadata"]["managedFields"]] == [
+        {"manager": "ci", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:k": {}, "f:n": {}}, "f:metadata": {"f:labels": {"f:a": {}, "f:b": {}}}}}]
+    # the same configuration again: unchanged, same resourceVersion
+    code, again = apply_call(apiserver, path, cm)
+    assert code == 200 and again["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
+    # a label dropped from the configuration is removed (YAML body)
+    yml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-cm\n  labels: {a: '1'}\ndata: {k: v, n: '1'}\n"
+    code, out, dummy = call_h(apiserver, "PATCH", path + "?fieldManager=ci", ctype="application/apply-patch+yaml",
+                              raw=yml.encode())
+    assert code == 200 and out["metadata"]["labels"] == {"a": "1"}
+    # another client's merge patch (an Update, its fieldManager) takes data.n
+    code, p = call(apiserver, "PATCH", path + "?fieldManager=ops", {"data": {"n": "2"}},
+                   ctype="application/merge-patch+json")
+    assert code == 200
+    ops = next(e for e in p["metadata"]["managedFields"] if e["manager"] == "ops")
+    assert (ops["operation"], ops["apiVersion"], ops["fieldsV1"]) == ("Update", "v1", {"f:data": {"f:n": {}}})
+    code, s = apply_call(apiserver, path, dict(cm, metadata={"name": "ssa-cm"}))
+    assert (code, s["reason"], s["message"]) == (409, "Conflict", 'Apply failed with 1 conflict: conflict with "ops" '
+                                                                  "using v1: .data.n")
+    assert s["details"]["causes"] == [{"type": "FieldManagerConflict", "message": 'conflict with "ops" using v1',
+                                       "field": ".data.n"}]
+    code, forced = apply_call(apiserver, path, dict(cm, metadata={"name": "ssa-cm"}), "fieldManager=ci&force=true")
+    assert code == 200 and forced["data"]["n"] == "1" and "labels" not in forced["metadata"]
+    assert [e["manager"] for e in forced["metadata"]["managedFields"]] == ["ci"]
+    code, s = apply_call(apiserver, path, dict(cm, metadata={"name": "ssa-cm", "managedFields": [{"manager": "x"}]}))
+    assert (code, s["message"]) == (400, "metadata.managedFields must be nil")
+    code, s = apply_call(apiserver, path, dict(cm, apiVersion="v2"))
+    assert code == 400 and s["message"].startswith("Incorrect version specified in apply patch")
+    # fieldValidation as for every write: Strict refuses an unknown field, Warn drops it (not managed)
+    code, s = apply_call(apiserver, path, dict(cm, bogus=1), "fieldManager=ci&fieldValidation=Strict")
+    assert (code, s["reason"]) == (400, "BadRequest") and 'unknown field "bogus"' in s["message"]
+    code, out, warn = call_h(apiserver, "PATCH", path + "?fieldManager=ci", dict(cm, bogus=1),
+                             ctype="application/apply-patch+yaml")
+    assert code == 200 and "bogus" not in out and warn == ['299 - "unknown field \\"bogus\\""']
+    assert "f:bogus" not in out["metadata"]["managedFields"][0]["fieldsV1"]
+
+
+def test_server_records_update_managers_and_keeps_managed_fields(apiserver):
+    """Writes that are not applies record an Update entry for their manager: the fieldManager
+    parameter, else the User-Agent before its first "/" (handlers/rest.go); a PUT without
+    managedFields keeps the stored ones, `[{}]` clears them (fieldmanager.go); a status write is
+    recorded with subresource "status"; a custom resource is applied by its CRD's list types."""
+    path = "/apis/apps/v1/namespaces/default/deployments/upd"
+    code, made = call(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("upd"))
+    assert code == 201
+    (e,) = made["metadata"]["managedFields"]
+    assert (e["manager"], e["operation"], e["apiVersion"]) == ("Python-urllib", "Update", "apps/v1")
+    assert e["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"c"}']["f:image"] == {}
+    body = dict(made, spec=dict(made["spec"], replicas=4))
+    del body["metadata"]["managedFields"]
+    code, upd = call(apiserver, "PUT", path + "?fieldManager=editor", body)
+    assert code == 200 and [x["manager"] for x in upd["metadata"]["managedFields"]] == ["Python-urllib", "editor"]
+    assert upd["metadata"]["managedFields"][1]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    code, st = call(apiserver, "PUT", path + "/status?fieldManager=ctl",
+                    dict(upd, status={"observedGeneration": 1}))
+    assert code == 200 and st["metadata"]["managedFields"][-1]["subresource"] == "status"
+    code, s = apply_call(apiserver, path, dict(deployment("upd", replicas=6), metadata={"name": "upd"}))
+    assert code == 409 and s["message"] == ('Apply failed with 1 conflict: conflict with "editor" using apps/v1: '
+                                            ".spec.replicas")
+    cleared = dict(upd, metadata=dict(upd["metadata"], managedFields=[{}]))
+    del cleared["metadata"]["resourceVersion"]
+    code, c = call(apiserver, "PUT", path + "?fieldManager=editor", cleared)
+    assert code == 200 and "managedFields" not in c["metadata"]
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "routes.ssa.example.com"},
+           "spec": {"group": "ssa.example.com", "scope": "Namespaced",
+                    "names": {"kind": "Route", "plural": "routes", "singular": "route"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                            "hosts": {"type": "array", "items": {"type": "string"}},
+                            "rules": {"type": "array", "x-kubernetes-list-type": "map",
+                                      "x-kubernetes-list-map-keys": ["path"],
+                                      "items": {"type": "object", "properties": {
+                                          "path": {"type": "string"}, "to": {"type": "string"}}}}}}}}}}]}}
+    assert call(apiserver, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)[0] == 201
+    rpath = "/apis/ssa.example.com/v1/namespaces/default/routes/r"
+    route = {"apiVersion": "ssa.example.com/v1", "kind": "Route", "metadata": {"name": "r"},
+             "spec": {"hosts": ["a"], "rules": [{"path": "/a", "to": "x"}]}}
+    code, made = apply_call(apiserver, rpath, route)
+    assert code == 201 and made["metadata"]["managedFields"][0]["fieldsV1"] == {"f:spec": {
+        "f:hosts": {}, "f:rules": {'k:{"path":"/a"}': {".": {}, "f:path": {}, "f:to": {}}}}}
+    code, other = apply_call(apiserver, rpath, {"apiVersion": "ssa.example.com/v1", "kind": "Route", "metadata": {
+        "name": "r"}, "spec": {"rules": [{"path": "/b", "to": "y"}]}}, "fieldManager=team-b")
+    assert code == 200 and other["spec"]["rules"] == [{"path": "/a", "to": "x"}, {"path": "/b", "to": "y"}]
+    code, s = apply_call(apiserver, rpath, dict(route, spec={"hosts": ["a"], "rules": [{"path": "/b", "to": "z"}]}))
+    assert code == 409 and s["details"]["causes"][0]["field"] == '.spec.rules[path="/b"].to'
+    call(apiserver, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/routes.ssa.example.com")
+
+
+def test_server_scale_subresource(apiserver):
+    """deployments/scale (what kubectl scale uses): discovery lists it as autoscaling/v1 Scale, the
+    OpenAPI path reads and writes a Scale; GET answers the Scale; a PUT with a stale resourceVersion
+    is a conflict; a write changes spec.replicas only and is recorded with subresource "scale"."""
+    code, lst = call(apiserver, "GET", "/apis/apps/v1")
+    sc = next(r for r in lst["resources"] if r["name"] == "deployments/scale")
+    assert (sc["group"], sc["version"], sc["kind"]) == ("autoscaling", "v1", "Scale")
+    doc = call_h(apiserver, "GET", "/openapi/v3/apis/apps/v1")[1]
+    op = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"]["patch"]
+    assert op["x-kubernetes-group-version-kind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    assert "io.k8s.api.autoscaling.v1.Scale" in doc["components"]["schemas"]
+    path = "/apis/apps/v1/namespaces/default/deployments/scl"
+    assert call(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("scl"))[0] == 201
+    code, scale = call(apiserver, "GET", path + "/scale")
+    assert code == 200 and (scale["kind"], scale["apiVersion"], scale["spec"], scale["status"]["selector"]) == (
+        "Scale", "autoscaling/v1", {"replicas": 2}, "app=scl")
+    stale = dict(scale, metadata=dict(scale["metadata"], resourceVersion="1"), spec={"replicas": 7})
+    assert call(apiserver, "PUT", path + "/scale", stale)[0] == 409
+    code, put = call(apiserver, "PUT", path + "/scale?fieldManager=autoscaler", dict(scale, spec={"replicas": 7}))
+    assert code == 200 and put["spec"]["replicas"] == 7
+    got = call(apiserver, "GET", path)[1]
+    assert got["spec"]["replicas"] == 7 and got["metadata"]["generation"] == 2
+    e = got["metadata"]["managedFields"][-1]
+    assert (e["manager"], e["subresource"], e["fieldsV1"]) == ("autoscaler", "scale", {"f:spec": {"f:replicas": {}}})
+
+
+def test_real_kubectl_server_side_apply_conflicts_and_diff(apiserver, tmp_path):
+    """The official kubectl: `apply --server-side` creates (manager "kubectl", operation Apply);
+    `kubectl scale` (an Update through the scale subresource) takes .spec.replicas; applying other
+    replicas again is a conflict naming that manager; `--force-conflicts` takes the field back;
+    `diff --server-side` (a dry-run apply) then shows no difference."""
+    import subprocess
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from harness import real_clients
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
+
+    def kubectl(*args, check=True):
+        r = subprocess.run([str(real_clients.kubectl("1.30")), *args], env=env, capture_output=True, text=True,
+                           timeout=60, check=False)
+        assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
+        return r
+    app = tmp_path / "ssa.yaml"
+
+    def write(replicas):
+        app.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ssa, namespace: default, labels: {app: ssa}}\n"
+            f"spec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: ssa}}}}\n  template:\n"
+            "    metadata: {labels: {app: ssa}}\n"
+            "    spec:\n      containers: [{name: c, image: 'r.io/web:1', ports: [{containerPort: 80}]}]\n")
+    write(2)
+    assert kubectl("apply", "--server-side", "-f", str(app)).stdout.strip() == "deployment.apps/ssa serverside-applied"
+    got = call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/ssa")[1]
+    assert [(m["manager"], m["operation"]) for m in got["metadata"]["managedFields"]] == [("kubectl", "Apply")]
+    kubectl("scale", "deployment/ssa", "--replicas=4")
+    write(3)
+    r = kubectl("apply", "--server-side", "-f", str(app), check=False)
+    # kubectl scale names no fieldManager: the server takes the User-Agent's first part, the binary's
+    # name (client-go's default User-Agent: "<os.Args[0]>/<version> (<os>/<arch>) kubernetes/<commit>")
+    who = real_clients.kubectl("1.30").name
+    assert r.returncode != 0 and f'Apply failed with 1 conflict: conflict with "{who}" with subresource "scale" using ' \
+        'apps/v1: .spec.replicas' in r.stderr, r.stderr
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", str(app))
+    got = call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/ssa")[1]
+    assert got["spec"]["replicas"] == 3
+    r = kubectl("diff", "--server-side", "-f", str(app), check=False)
+    assert (r.returncode, r.stdout) == (0, ""), (r.stdout, r.stderr)
+    # a change shows (exit 1), nothing is stored (a dry-run apply)
+    write(5)
+    r = kubectl("diff", "--server-side", "-f", str(app), check=False)
+    assert r.returncode == 1 and "-  replicas: 3" in r.stdout and "+  replicas: 5" in r.stdout, (r.stdout, r.stderr)
+    assert call(apiserver, "GET", "/apis/apps/v1/namespaces/default/deployments/ssa")[1]["spec"]["replicas"] == 3
 
 
 # ------------------------------------------------------------------ the collection's k8s_apply against the double

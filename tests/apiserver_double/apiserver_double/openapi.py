@@ -95,13 +95,16 @@ def crd_schema_name(res):
     return ".".join(reversed(res.group.split("."))) + f".{res.version}.{res.kind}"
 
 
-def _op(res, action, desc, params, body=None):
+SCALE = ("io.k8s.api.autoscaling.v1.Scale", {"group": "autoscaling", "version": "v1", "kind": "Scale"})
+
+
+def _op(res, action, desc, params, body=None, gvk=None):
     op = {"description": desc, "operationId": f"{action}{res.kind}", "tags": [res.group or "core"],
           "parameters": [{"name": p, "in": "query", "schema": {"type": "string"}, "uniqueItems": True}
                          for p in params],
           "responses": {"200": {"description": "OK"}},
           "x-kubernetes-action": action,
-          "x-kubernetes-group-version-kind": {"group": res.group, "version": res.version, "kind": res.kind}}
+          "x-kubernetes-group-version-kind": gvk or {"group": res.group, "version": res.version, "kind": res.kind}}
     if body:
         op["requestBody"] = {"content": {"*/*": {"schema": {"$ref": f"#/components/schemas/{body}"}}},
                              "required": True}
@@ -139,11 +142,15 @@ def group_version_doc(version: str, rs: list, group: str, gv: str) -> dict:
             "delete": _op(r, "delete", f"delete a {r.kind}",
                           ("dryRun", "gracePeriodSeconds", "propagationPolicy"))}
         for sub in r.subresources:
+            # the scale subresource reads and writes an autoscaling/v1 Scale
+            body, gvk = SCALE if sub == "scale" else (name, None)
+            if sub == "scale":
+                wanted.add(body)
             paths[coll + "/{name}/" + sub] = {
-                "get": _op(r, "get", f"read {sub} of the specified {r.kind}", ("pretty",)),
-                "put": _op(r, "put", f"replace {sub} of the specified {r.kind}", VERBS_QUERY, body=name),
+                "get": _op(r, "get", f"read {sub} of the specified {r.kind}", ("pretty",), gvk=gvk),
+                "put": _op(r, "put", f"replace {sub} of the specified {r.kind}", VERBS_QUERY, body=body, gvk=gvk),
                 "patch": _op(r, "patch", f"partially update {sub} of the specified {r.kind}",
-                             VERBS_QUERY + ("force",), body=name)}
+                             VERBS_QUERY + ("force",), body=body, gvk=gvk)}
     for n in _closure(defs, wanted):
         schemas.setdefault(n, defs[n])
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": f"v{version}"},

@@ -56,10 +56,10 @@ BUILTIN = [
     _r("", "v1", "events", "Event", True, ("ev",), sub=()),
     _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
     _r("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",)),
-    _r("apps", "v1", "deployments", "Deployment", True, ("deploy",)),
+    _r("apps", "v1", "deployments", "Deployment", True, ("deploy",), sub=("status", "scale")),
     _r("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",)),
-    _r("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",)),
-    _r("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",)),
+    _r("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), sub=("status", "scale")),
+    _r("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), sub=("status", "scale")),
     _r("batch", "v1", "jobs", "Job", True),
     _r("batch", "v1", "cronjobs", "CronJob", True, ("cj",)),
     _r("rbac.authorization.k8s.io", "v1", "roles", "Role", True, sub=()),
@@ -131,11 +131,41 @@ def api_resource(r: Resource) -> list[dict]:
         e["categories"] = ["all"]
     out = [e]
     for s in r.subresources:
-        out.append({"name": f"{r.plural}/{s}", "singularName": "", "namespaced": r.namespaced,
-                    "kind": r.kind if s == "status" else "Scale", "verbs": ["get", "patch", "update"]})
+        e = {"name": f"{r.plural}/{s}", "singularName": "", "namespaced": r.namespaced,
+             "kind": r.kind if s == "status" else "Scale", "verbs": ["get", "patch", "update"]}
+        if s == "scale":
+            e.update(group="autoscaling", version="v1")
+        out.append(e)
     if r.plural == "pods" and not r.group:
         # the eviction subresource, served in policy/v1: kubectl drain looks for it here and falls
         # back to deleting pods when it is not listed (k8s.io/kubectl pkg/drain CheckEvictionSupport)
         out.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
                     "version": "v1", "kind": "Eviction", "verbs": ["create"]})
+    return out
+
+
+def scale_of(obj: dict) -> dict:
+    """The autoscaling/v1 Scale of a workload (the scale subresource: pkg/registry/apps/deployment/storage
+    scaleFromDeployment, and the same for StatefulSets, ReplicaSets and a CRD's `.spec.replicas`):
+    the object's identity, spec.replicas, status.replicas and the selector as a string."""
+    meta = obj.get("metadata") or {}
+    sel = ((obj.get("spec") or {}).get("selector") or {})
+    parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for e in sel.get("matchExpressions") or []:
+        op, vals = e.get("operator"), ",".join(sorted(e.get("values") or []))
+        parts.append({"In": f"{e.get('key')} in ({vals})", "NotIn": f"{e.get('key')} notin ({vals})",
+                      "Exists": f"{e.get('key')}", "DoesNotExist": f"!{e.get('key')}"}.get(op, ""))
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                         if k in meta},
+            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": ",".join(parts)}}
+
+
+def from_scale(obj: dict, scale) -> dict:
+    """The object with the replicas of a Scale written to it (nothing else of the Scale is taken)."""
+    import copy
+    out = copy.deepcopy(obj)
+    if isinstance(scale, dict) and isinstance(scale.get("spec"), dict) and "replicas" in scale["spec"]:
+        out.setdefault("spec", {})["replicas"] = scale["spec"]["replicas"]
     return out

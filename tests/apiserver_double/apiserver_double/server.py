@@ -20,6 +20,8 @@ from . import defaults, logic, openapi, protobuf, resources, structural, tables
 from .logic import ApiError
 from .resources import BUILTIN, Resource
 
+from . import apply as fields     # server-side apply, managedFields
+
 ADMIN_GROUPS = {"system:masters", "kubeadm:cluster-admins"}   # kubeadm binds kubeadm:cluster-admins to cluster-admin
 READ_VERBS = {"get", "list", "watch"}
 PUBLIC_PATHS = {"/healthz", "/readyz", "/livez", "/version"}   # system:public-info-viewer
@@ -470,7 +472,8 @@ class Api:
                 meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
         return obj
 
-    def create(self, res, ns, obj, dry=False, fv="Warn", internal=False):
+    def create(self, res, ns, obj, dry=False, fv="Warn", internal=False, manager=None, applied=None):
+        """manager: the field manager of an Update (apply.py); applied: the Managers of an apply that creates."""
         obj = self.body_identity(res, obj, ns)
         self.check_namespace(res, ns, creating=obj["metadata"].get("name") or "")
         obj = logic.prepare_create(obj, res, str(uuid.uuid4()), now(), keep_status=res.plural == "nodes" or internal)
@@ -486,6 +489,10 @@ class Api:
             # PrepareForCreate; the QoS class it also sets is not computed here)
             obj["status"] = {"phase": "Pending"}
         self.admit(res, obj, fv)
+        if applied is not None:
+            fields.set_managed(obj, applied, fields.schema_for(res, self.version))
+        elif manager is not None:
+            fields.record_update(res, self.version, None, obj, manager, "", now())
         name = obj["metadata"]["name"]
         if dry:
             if self.store.get(self.key(res, ns, name)):
@@ -521,8 +528,9 @@ class Api:
         return {"kind": f"{res.kind}List", "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(rev)}, "items": items}
 
-    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None):
-        """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status."""
+    def update(self, res, ns, name, obj, sub=None, dry=False, fv="Warn", patcher=None, manager=None, applied=None):
+        """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status. manager:
+        the field manager of an Update; applied: {"managers": ...} that a server-side apply's patcher fills."""
         self.check_namespace(res, ns)
         for dummy in range(5):
             got = self.store.get(self.key(res, ns, name))
@@ -556,6 +564,14 @@ class Api:
             self.admit(res, new, fv, old=cur if sub != "status" else None)
             if sub != "status":
                 logic.bump_generation(new, cur)
+            if applied is not None:
+                fields.set_managed(new, applied["managers"], fields.schema_for(res, self.version))
+            elif manager is not None:
+                fields.record_update(res, self.version, cur, new, manager, sub, now())
+            if new == cur:
+                # nothing changed: no write, the same resourceVersion (apiserver/pkg/storage/etcd3/store.go
+                # GuaranteedUpdate stops when the new data is the stored data)
+                return self.out(res, cur, rev)
             if dry:
                 return self.out(res, new, rev)
             new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
@@ -566,6 +582,39 @@ class Api:
             if patcher is None:
                 raise logic.conflict(res, name)
         raise logic.conflict(res, name)
+
+    def apply_patch(self, res, ns, name, config, sub=None, dry=False, fv="Warn", manager="", force=False):
+        """PATCH application/apply-patch+yaml (server-side apply, apply.py): merged into the stored
+        object, or created when there is none (patch.go: apply may create; 201 then).
+        -> (code, object)"""
+        if not isinstance(config, dict):
+            raise ApiError(400, "the body of the request is not a JSON object", "BadRequest")
+        if config.get("apiVersion") != res.api_version:
+            # structuredmerge.go: the patch must be of the resource's version
+            raise ApiError(400, f"Incorrect version specified in apply patch. Specified patch version: "
+                                f"{config.get('apiVersion') or ''}, expected: {res.api_version}", "BadRequest")
+        if (config.get("metadata") or {}).get("managedFields"):
+            raise ApiError(400, "metadata.managedFields must be nil", "BadRequest")
+        self.body_identity(res, config, ns, name)
+        schema = fields.schema_for(res, self.version)
+
+        applied = {}
+
+        def applier(live):
+            mgrs = fields.Managers((live.get("metadata") or {}).get("managedFields"))
+            new, applied["managers"] = fields.apply(live, config, schema, mgrs, manager, res.api_version, now(), force,
+                                                    sub or "", res.subresources)
+            return new
+        self.check_namespace(res, ns)
+        if self.store.get(self.key(res, ns, name)) is None and not sub:
+            obj, mgrs = fields.apply(None, config, schema, fields.Managers(), manager, res.api_version, now(), force,
+                                     "", res.subresources)
+            try:
+                return 201, self.create(res, ns, obj, dry, fv, applied=mgrs)
+            except ApiError as e:
+                if e.reason != "AlreadyExists":
+                    raise
+        return 200, self.update(res, ns, name, None, sub, dry, fv, patcher=applier, applied=applied)
 
     def delete(self, res, ns, name, dry=False):
         self.check_namespace(res, ns)
@@ -678,6 +727,18 @@ class Api:
             if new == obj or self.store.update(self.key(NODE_RES, None, node), new, rev) is not None:
                 return
         log(f"E could not mark node {node} as control-plane: it kept changing")
+
+
+def scale_writer(res, name, change):
+    """A patcher for the scale subresource: change(Scale) -> Scale, whose replicas go to the object;
+    a Scale's resourceVersion, when given, must be the object's (409 otherwise)."""
+    def patcher(cur):
+        new = change(resources.scale_of(cur))
+        rv = ((new.get("metadata") or {}).get("resourceVersion") if isinstance(new, dict) else None)
+        if rv and rv != cur["metadata"].get("resourceVersion"):
+            raise logic.conflict(res, name)
+        return resources.from_scale(cur, new)
+    return patcher
 
 
 # -------------------------------------------------------------------- HTTP
@@ -861,6 +922,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         table = tables.wants_table(self.headers.get("Accept"))
         if verb == "get":
             got = api.get(res, ns, name)
+            if sub == "scale":
+                return "json", 200, resources.scale_of(got)
             if table:
                 return "json", 200, api.table(res, [got], {"resourceVersion": got["metadata"]["resourceVersion"]},
                                               q.get("includeObject") or "Metadata")
@@ -872,6 +935,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     o.setdefault("kind", res.kind), o.setdefault("apiVersion", res.api_version)
                 return "json", 200, api.table(res, lst["items"], lst["metadata"], q.get("includeObject") or "Metadata")
             return "json", 200, lst
+        ua_manager = q.get("fieldManager") or fields.default_manager(self.headers.get("User-Agent"))
         if verb == "create":
             if name:
                 raise ApiError(405, "the server does not allow this method on the requested resource",
@@ -882,12 +946,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # the NodeRestriction admission plugin (plugin/pkg/admission/noderestriction)
                 raise ApiError(403, f'nodes "{want}" is forbidden: node "{user.node}" is not allowed to modify '
                                     f'node "{want}"', "Forbidden", {"name": want, "kind": "nodes"})
-            return "json", 201, api.create(res, ns, obj, dry, fv)
+            return "json", 201, api.create(res, ns, obj, dry, fv, manager=ua_manager)
         if verb == "update":
             obj, dummy = self.body()
-            return "json", 200, api.update(res, ns, name, obj, sub, dry, fv)
+            if sub == "scale":
+                got = api.update(res, ns, name, None, sub, dry, fv, patcher=scale_writer(res, name, lambda s: obj),
+                                 manager=ua_manager)
+                return "json", 200, resources.scale_of(got)
+            return "json", 200, api.update(res, ns, name, obj, sub, dry, fv, manager=ua_manager)
         if verb == "patch":
             patch, ctype = self.body()
+            if ctype == "application/apply-patch+yaml":
+                # patch.go validates the PatchOptions first (meta/v1/validation ValidatePatchOptions)
+                if not q.get("fieldManager"):
+                    raise fields.patch_options_invalid("fieldManager", "FieldValueRequired", "is required for apply patch")
+                code, got = api.apply_patch(res, ns, name, patch, sub, dry, fv, q["fieldManager"],
+                                            q.get("force") in ("true", "1"))
+                return "json", code, got
+            if "force" in q:
+                raise fields.patch_options_invalid("force", "FieldValueForbidden", "may not be specified for non-apply patch")
             if ctype == "application/merge-patch+json":
                 def patcher(cur):
                     return logic.merge_patch(cur, patch)
@@ -898,11 +975,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 def patcher(cur):
                     return logic.json_patch(cur, patch)
             else:
-                accepted = "application/json-patch+json, application/merge-patch+json" + \
-                    ("" if res.crd else ", application/strategic-merge-patch+json")
+                accepted = "application/json-patch+json, application/merge-patch+json, " + \
+                    ("" if res.crd else "application/strategic-merge-patch+json, ") + "application/apply-patch+yaml"
                 raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
                                     f"include: {accepted}", "UnsupportedMediaType", {})
-            return "json", 200, api.update(res, ns, name, None, sub, dry, fv, patcher=patcher)
+            if sub == "scale":
+                got = api.update(res, ns, name, None, sub, dry, fv, patcher=scale_writer(res, name, patcher),
+                                 manager=ua_manager)
+                return "json", 200, resources.scale_of(got)
+            return "json", 200, api.update(res, ns, name, None, sub, dry, fv, patcher=patcher, manager=ua_manager)
         if verb == "delete":
             return "json", 200, api.delete(res, ns, name, dry)
         raise ApiError(405, "deletecollection is not served by the double", "MethodNotAllowed", {})
