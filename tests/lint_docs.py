@@ -6,7 +6,7 @@ from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
 KINDS = {"modules": "module", "filter": "filter", "action": None, "callback": "callback",
-         "lookup": "lookup", "test": "test"}
+         "lookup": "lookup", "test": "test", "strategy": "strategy"}
 
 
 def plugins():

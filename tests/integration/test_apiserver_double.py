@@ -113,7 +113,7 @@ def test_kubectl_speaks_to_it(testhosts, cluster):
     """Real kubectl of the cluster's minor (tests/harness/real_clients.py) on a master with
     admin.conf: `get nodes` as a Table (STATUS, ROLES, VERSION), client-side apply with kubectl's
     default validation (the server's fieldValidation, found in /openapi/v3), create or a strategic
-    merge patch, and delete."""
+    merge patch, and delete; server-side apply with its field manager, a conflict and its force."""
     th = testhosts
     th.kubectl_client("h1")
     k = "KUBECONFIG=/etc/kubernetes/admin.conf kubectl "
@@ -131,6 +131,21 @@ def test_kubectl_speaks_to_it(testhosts, cluster):
     assert th.ssh("h1", k + "-n demo get deploy web -o jsonpath='{.spec.replicas} {.metadata.generation}'"
                   ).stdout.strip() == "3 2"
     assert th.ssh("h1", k + "-n demo delete deploy web").stdout.strip() == 'deployment.apps "web" deleted'
+    # server-side apply: kubectl's field manager owns what it applied; a value another manager set
+    # conflicts until forced
+    th.ssh("h1", "cat > /tmp/ssa.yaml <<'EOF'\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: demo}\n"
+                 "data: {a: '1'}\nEOF\n")
+    ssa = k + "apply --server-side -f /tmp/ssa.yaml"
+    assert th.ssh("h1", ssa).stdout.strip() == "configmap/ssa serverside-applied"
+    managers = th.ssh("h1", k + "-n demo get cm ssa --show-managed-fields -o jsonpath="
+                      "'{range .metadata.managedFields[*]}{.manager}/{.operation} {end}'").stdout.split()
+    assert managers == ["kubectl/Apply"], managers
+    th.ssh("h1", k + "-n demo patch cm ssa --type merge -p '{\"data\":{\"a\":\"2\"}}'")
+    conflict = th.ssh("h1", ssa, check=False)
+    assert conflict.returncode != 0 and "conflict with" in conflict.stderr and ".data.a" in conflict.stderr, conflict.stderr
+    assert th.ssh("h1", ssa + " --force-conflicts").stdout.strip() == "configmap/ssa serverside-applied"
+    assert th.ssh("h1", k + "-n demo get cm ssa -o jsonpath='{.data.a}'").stdout.strip() == "1"
+    th.ssh("h1", k + "-n demo delete cm ssa")
 
 
 def test_nodes_registered_not_ready_until_a_cni_config_appears(testhosts, cluster):

@@ -184,7 +184,8 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
     """What the collection applied (each object's last-applied copy) against the live objects, by
     real `kubectl diff` (kubectl's own patch, sent as a server-side dry run): the only difference is
     the annotation kubectl itself adds (kubectl.kubernetes.io/last-applied-configuration), which
-    any `kubectl apply` of objects it did not create adds."""
+    any `kubectl apply` of objects it did not create adds; `kubectl diff --server-side` (a
+    server-side apply, dry run) finds no difference at all."""
     applied = []
     for component in ("sample-redis", "sample-app"):
         out = kubectl(testhosts, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
@@ -200,6 +201,9 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
     assert len(changed) == 2 * len(applied), diff.stdout
     assert all(line.startswith("+") for line in changed), diff.stdout
     assert sum("kubectl.kubernetes.io/last-applied-configuration:" in line for line in changed) == len(applied), diff.stdout
+    # server-side apply as a dry run (kubectl's field manager, the collection's fields the same): nothing
+    ssa = kubectl(testhosts, "diff --server-side -f /tmp/applied.yaml")
+    assert (ssa.returncode, ssa.stdout) == (0, ""), ssa.stdout + ssa.stderr
 
 
 def test_a_changed_value_reapplies_only_that_component(testhosts, site, installed):
