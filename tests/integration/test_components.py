@@ -182,10 +182,10 @@ def test_rerun_changes_nothing(site, installed):
 
 def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
     """What the collection applied (each object's last-applied copy) against the live objects, by
-    real `kubectl diff` (kubectl's own patch, sent as a server-side dry run): the only difference is
-    the annotation kubectl itself adds (kubectl.kubernetes.io/last-applied-configuration), which
-    any `kubectl apply` of objects it did not create adds; `kubectl diff --server-side` (a
-    server-side apply, dry run) finds no difference at all."""
+    real `kubectl diff` (kubectl's own strategic merge patch, sent as a server-side dry run) and
+    `kubectl diff --server-side --force-conflicts` (a server-side apply taking the fields over, dry
+    run): no difference, exit code 0. A field the cluster lost or holds differently from what the
+    collection applied would show. The collection's fields are its own field manager's."""
     applied = []
     for component in ("sample-redis", "sample-app"):
         out = kubectl(testhosts, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
@@ -193,17 +193,19 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
                     for o in json.loads(out.stdout)["items"]]
     assert len(applied) == len(REDIS) + len(APP)
     testhosts.ssh("h1", f"cat > /tmp/applied.yaml <<'EOF'\n{yaml.safe_dump_all(applied)}EOF")
-    diff = kubectl(testhosts, "diff -f /tmp/applied.yaml")
-    assert diff.returncode in (0, 1), diff.stderr   # 1: differences found, more: an error
-    changed = [line for line in diff.stdout.splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    # each object: the annotation's key line and its JSON value's line, nothing else
-    assert len(changed) == 2 * len(applied), diff.stdout
-    assert all(line.startswith("+") for line in changed), diff.stdout
-    assert sum("kubectl.kubernetes.io/last-applied-configuration:" in line for line in changed) == len(applied), diff.stdout
-    # server-side apply as a dry run (kubectl's field manager, the collection's fields the same): nothing
-    ssa = kubectl(testhosts, "diff --server-side -f /tmp/applied.yaml")
-    assert (ssa.returncode, ssa.stdout) == (0, ""), ssa.stdout + ssa.stderr
+    # --force-conflicts: the collection's manager owns its fields (and holds "0.5" as the server
+    # stored it, 500m: a value in another form is another value to server-side apply)
+    for how in ("", "--server-side --force-conflicts "):
+        diff = kubectl(testhosts, f"diff {how}-f /tmp/applied.yaml")
+        assert (diff.returncode, diff.stdout) == (0, ""), how + diff.stdout + diff.stderr   # 1: differences
+    managers = kubectl(testhosts, "-n shop get deployment sample-app --show-managed-fields -o jsonpath="
+                                  "'{range .metadata.managedFields[*]}{.manager}/{.operation} {end}'").stdout.split()
+    assert managers == ["offline_pot.tke/Update"], managers
+    # and the check can tell: a value changed behind the collection's back is a difference
+    kubectl(testhosts, "-n shop patch configmap sample-app-config --type merge -p '{\"data\":{\"GREETING\":\"hi\"}}'")
+    drift = kubectl(testhosts, "diff -f /tmp/applied.yaml")
+    assert drift.returncode == 1 and "-  GREETING: hi" in drift.stdout and "+  GREETING: hello" in drift.stdout, drift.stdout
+    kubectl(testhosts, "-n shop patch configmap sample-app-config --type merge -p '{\"data\":{\"GREETING\":\"hello\"}}'")
 
 
 def test_a_changed_value_reapplies_only_that_component(testhosts, site, installed):

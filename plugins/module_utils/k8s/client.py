@@ -20,6 +20,11 @@ from urllib.parse import urlencode
 
 from ansible.module_utils.urls import Request
 
+# the API server names a write's field manager after the User-Agent up to its first "/" when the
+# request names none: the collection's fields are "offline_pot.tke"'s in managedFields (kubectl
+# shows them), not "Python-urllib"'s
+USER_AGENT = "offline_pot.tke"
+
 
 class ApiError(Exception):
     def __init__(self, code, status, method="", path=""):
@@ -64,7 +69,7 @@ class Client:
             headers["Authorization"] = f"Bearer {token}"
         self._request = Request(headers=headers, timeout=timeout, validate_certs=not conn.get("insecure"),
                                 ca_path=files.get("ca"), client_cert=files.get("cert"),
-                                client_key=files.get("key"), follow_redirects="none")
+                                client_key=files.get("key"), follow_redirects="none", http_agent=USER_AGENT)
 
     def _private_file(self, name, data):
         if self._tmp is None:
