@@ -28,6 +28,7 @@ import time
 CLIENT_PORT, PEER_PORT = 2379, 2380
 HEALTHY_RETRIES, HEALTHY_INTERVAL = 8, 5.0     # local.go etcdHealthyCheckRetries / etcdHealthyCheckInterval
 PROMOTE_TIMEOUT, PROMOTE_INTERVAL = 120.0, 0.5  # MemberPromote: retried until the learner is in sync
+ETCDCTL = "etcdctl"
 
 
 class EtcdError(Exception):
@@ -90,13 +91,13 @@ def started_client_urls(members: list[dict]) -> list[str]:
 class Client:
     """An etcd client on endpoints with the healthcheck-client certificate (NewFromCluster)."""
 
-    def __init__(self, endpoints: list[str], cert_dir: str, etcdctl: str = "etcdctl"):
+    def __init__(self, endpoints: list[str], cert_dir: str, etcdctl: str | None = None):
         if not endpoints:
             raise EtcdError("etcd cluster is not reachable: no control-plane Node with an InternalIP")
         self.endpoints = list(endpoints)
         self.tls = [f"--cacert={cert_dir}/etcd/ca.crt", f"--cert={cert_dir}/etcd/healthcheck-client.crt",
                     f"--key={cert_dir}/etcd/healthcheck-client.key"]
-        self.etcdctl = etcdctl
+        self.etcdctl = etcdctl or ETCDCTL
 
     def run(self, args: list[str], endpoints: list[str] | None = None) -> dict:
         argv = [self.etcdctl, "--endpoints=" + ",".join(endpoints or self.endpoints), "--dial-timeout=3s",
