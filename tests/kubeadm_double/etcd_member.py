@@ -151,7 +151,7 @@ class Client:
 
     def wait_available(self, retries: int = HEALTHY_RETRIES, interval: float = HEALTHY_INTERVAL) -> None:
         last = ""
-        for _ in range(retries):
+        for _attempt in range(retries):
             try:
                 self.sync()
                 statuses = self.run(["endpoint", "status"])

@@ -94,7 +94,7 @@ def test_the_init_manifest_is_kubeadms(double):
 def test_a_control_plane_join_adds_a_learner_promotes_it_and_waits(double, monkeypatch, capsys):
     monkeypatch.setattr(double.os, "makedirs", lambda *a, **kw: None)
     double.join_stacked_etcd(CLUSTER, {"name": "m2", "address": "192.0.2.12"}, "admin.conf")
-    _, a = _command(double)
+    _pod, a = _command(double)
     assert a["initial-cluster"] == "m1=https://192.0.2.11:2380,m2=https://192.0.2.12:2380"
     assert a["initial-cluster-state"] == "existing"
     st = double.etcd()
