@@ -10,7 +10,9 @@ Sync to every member's client URL; AddMember/AddMemberAsLearner: the new member'
 returned list, the others keep theirs; MemberPromote retried until the learner is in sync;
 WaitForClusterAvailable: every endpoint's status, etcdHealthyCheckRetries (8) times
 etcdHealthyCheckInterval (5 s)), cmd/kubeadm/app/features/features.go (EtcdLearnerMode: beta and
-on by default in v1.29-v1.31, GA in v1.32).
+on by default in v1.29-v1.31, GA in v1.32). Member operations are retried with etcd.go's etcdBackoff:
+etcd refuses a reconfiguration while a member joined just now ("etcdserver: unhealthy cluster",
+its strict reconfiguration check), which a control-plane join right after another meets.
 
 The client is etcdctl (Debian's etcd-client on the test hosts, etcd v3 API, JSON output). Where
 kubeadm finds the members' client URLs on the etcd static pods' mirror Pods (the annotation
@@ -28,6 +30,8 @@ import time
 CLIENT_PORT, PEER_PORT = 2379, 2380
 HEALTHY_RETRIES, HEALTHY_INTERVAL = 8, 5.0     # local.go etcdHealthyCheckRetries / etcdHealthyCheckInterval
 PROMOTE_TIMEOUT, PROMOTE_INTERVAL = 120.0, 0.5  # MemberPromote: retried until the learner is in sync
+# etcd.go etcdBackoff, the retries of every member operation: 18 steps from 100 ms, factor 1.5 (~200 s)
+BACKOFF_STEPS, BACKOFF_FIRST, BACKOFF_FACTOR = 18, 0.1, 1.5
 ETCDCTL = "etcdctl"
 
 
@@ -111,21 +115,36 @@ class Client:
             raise EtcdError(f"etcdctl {' '.join(args)}: {(r.stderr or r.stdout).strip()}")
         return json.loads(r.stdout or "{}")
 
+    def retried(self, attempt):
+        """attempt() until it raises no EtcdError, with etcdBackoff's waits between tries."""
+        delay = BACKOFF_FIRST
+        for step in range(BACKOFF_STEPS):
+            try:
+                return attempt()
+            except EtcdError:
+                if step == BACKOFF_STEPS - 1:
+                    raise
+            time.sleep(delay)
+            delay *= BACKOFF_FACTOR
+        return None
+
     def sync(self) -> list[dict]:
         members = self.list_members()
         self.endpoints = started_client_urls(members) or self.endpoints
         return members
 
     def list_members(self) -> list[dict]:
-        return self.run(["member", "list"]).get("members") or []
+        return self.retried(lambda: self.run(["member", "list"]).get("members") or [])
 
     def add_member(self, name: str, url: str, learner: bool) -> list[tuple[str, str]]:
-        existing = member_by_peer(self.list_members(), url)
-        if existing:
-            # (the double's choice: a re-run of the phase finds its member already added)
-            return [(m.get("name") or name, (m.get("peerURLs") or [""])[0]) for m in self.list_members()]
-        resp = self.run(["member", "add", name, f"--peer-urls={url}"] + (["--learner"] if learner else []))
-        return initial_cluster(resp, name)
+        def attempt():
+            members = self.run(["member", "list"]).get("members") or []
+            if member_by_peer(members, url):
+                # (a re-run of the phase, or a retry after an add whose answer was lost)
+                return [(m.get("name") or name, (m.get("peerURLs") or [""])[0]) for m in members]
+            resp = self.run(["member", "add", name, f"--peer-urls={url}"] + (["--learner"] if learner else []))
+            return initial_cluster(resp, name)
+        return self.retried(attempt)
 
     def member_id(self, url: str) -> int | None:
         m = member_by_peer(self.list_members(), url)
@@ -147,7 +166,7 @@ class Client:
             time.sleep(PROMOTE_INTERVAL)
 
     def remove(self, member_id: int) -> None:
-        self.run(["member", "remove", format(member_id, "x")])
+        self.retried(lambda: self.run(["member", "remove", format(member_id, "x")]))
 
     def wait_available(self, retries: int = HEALTHY_RETRIES, interval: float = HEALTHY_INTERVAL) -> None:
         last = ""
