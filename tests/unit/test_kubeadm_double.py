@@ -421,11 +421,11 @@ def test_kubelet_double_follows_the_manifests_content(tmp_path):
             f"    command: [kube-apiserver, --secure-port=6443, --tls-cert-file={cert}]\n")
         os.utime(manifest, (1_700_000_000, 1_700_000_000))
     write("v1.30.4")
-    args, argv, tag, old = kubelet.apiserver_args(str(manifest))
-    assert (args["secure-port"], tag) == ("6443", "v1.30.4") and argv[0] == "--secure-port=6443"
+    args, argv, tag, old = kubelet.pod_command(str(manifest), "tls-cert-file")
+    assert (args["secure-port"], tag) == ("6443", "v1.30.4") and argv[:2] == ["kube-apiserver", "--secure-port=6443"]
     write("v1.31.1")    # the same mtime, another image
-    args, argv, tag, new = kubelet.apiserver_args(str(manifest))
+    args, argv, tag, new = kubelet.pod_command(str(manifest), "tls-cert-file")
     assert tag == "v1.31.1" and new != old
-    assert kubelet.apiserver_args(str(manifest))[3] == new     # unchanged: the same signature
+    assert kubelet.pod_command(str(manifest), "tls-cert-file")[3] == new     # unchanged: the same signature
     cert.write_text("renewed")
-    assert kubelet.apiserver_args(str(manifest))[3] != new     # a renewed certificate restarts it too
+    assert kubelet.pod_command(str(manifest), "tls-cert-file")[3] != new     # a renewed certificate restarts it too

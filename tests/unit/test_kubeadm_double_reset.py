@@ -27,6 +27,7 @@ def node(request, monkeypatch, tmp_path):
     monkeypatch.setattr(mod, "KUBELET_DIR", str(kubelet))
     monkeypatch.setattr(mod, "STATE", str(tmp_path / "state.json"))
     monkeypatch.setattr(mod, "APISERVER_STORE", str(tmp_path / "store.json"))
+    monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
     calls = []
     monkeypatch.setattr(mod.subprocess, "run", lambda argv, **kw: calls.append(argv) or
                         type("R", (), {"returncode": 0})())

@@ -1,7 +1,8 @@
 """Where the double keeps objects: the real etcd the apiserver manifest names (--etcd-servers with
 --etcd-cafile/--etcd-certfile/--etcd-keyfile, through etcdctl, mutual TLS), so
-every master's double shows the same objects; or, when no etcd answers there (stacked etcd: the
-kubeadm double runs no etcd), a file on this host (then masters do NOT share objects).
+every master's double shows the same objects (external etcd, or the stacked etcd members the kubelet
+double runs); or, when no etcd answers there (no etcd binary on the host for the kubelet double to
+run), a file on this host (then masters do NOT share objects).
 
 Both give what the API server needs from etcd: a cluster-wide monotonic revision (resourceVersion
 = the key's mod_revision, as the real API server does), create-if-absent and update-if-unchanged."""
@@ -175,19 +176,32 @@ class FileStore:
         return self._op(lambda d: (d["rev"], False))
 
 
-def open_store(args, file_path, tries=3, wait=1.0, log=print):
-    """EtcdStore when the flags' etcd answers (3 tries, ~12 s at most), else FileStore(file_path)."""
+def stacked(servers) -> bool:
+    """kubeadm's stacked etcd: the API server's only etcd is the local member, https://127.0.0.1:2379
+    (phases/controlplane/manifests.go: the etcd servers of a local etcd)."""
+    return bool(servers) and all(s.split("://", 1)[-1].split(":")[0] in ("127.0.0.1", "[::1]", "localhost") for s in servers)
+
+
+def open_store(args, file_path, tries=3, wait=1.0, log=print, etcd_wait=0.0):
+    """EtcdStore when the flags' etcd answers (3 tries, ~12 s at most), else FileStore(file_path).
+    etcd_wait: with stacked etcd, the seconds to keep trying (the kubelet double runs this host's etcd
+    static pod: it starts after this API server, as kubeadm writes its manifest after the API
+    server's, and a real kube-apiserver does not serve without its storage)."""
     import time
     servers = [s for s in (args.get("etcd-servers") or "").split(",") if s]
     if servers:
         st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
-        for n in range(tries):
+        deadline = time.monotonic() + (etcd_wait if stacked(servers) else 0)
+        n = 0
+        while True:
             try:
                 st.ping()
                 log(f"I storage: etcd {','.join(servers)}")
                 return st
             except StoreUnavailable as e:
-                if n == tries - 1:
+                n += 1
+                if n >= tries and time.monotonic() >= deadline:
                     log(f"W storage: no etcd answers ({e}); objects in {file_path} on this host only")
-                time.sleep(wait)
+                    break
+            time.sleep(wait)
     return FileStore(file_path)

@@ -1,0 +1,89 @@
+"""Stacked etcd made real: three masters with no etcd group (the collection's stacked etcd: one
+member per master, in kubeadm's static pod), the API VIP held by keepalived, the registry on h1,
+everything from the fixture site pack.
+
+kubeadm and kubelet are the test doubles (tests/kubeadm_double): `init` writes the etcd static
+pod, each `join --control-plane` adds its member to the cluster (a learner, then promoted) before
+writing its own manifest, and the kubelet double runs the pack's real etcd with the manifest's
+command line; the kube-apiserver double of every master stores its objects in that etcd through
+https://127.0.0.1:2379. So every master's API answers with the same cluster, also when the VIP
+holder is gone.
+"""
+import json
+from pathlib import Path
+
+from harness import fixture_pack, kubeadm_double
+from harness.playbook import TOP, run_playbook
+from harness.sites import vip
+
+import ha_support as ha
+
+INSTALL = TOP / "install.yml"
+MASTERS = ["h1", "h2", "h3"]
+ETCDCTL = ("ETCDCTL_API=3 etcdctl --endpoints={ep} --cacert=/etc/kubernetes/pki/etcd/ca.crt "
+           "--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt --key=/etc/kubernetes/pki/etcd/healthcheck-client.key ")
+
+
+def kubectl(th, host, server, args):
+    return th.ssh(host, f"kubectl --kubeconfig /etc/kubernetes/admin.conf --server https://{server}:6443 "
+                        f"--request-timeout=20s {args}", timeout=120)
+
+
+def node_names(th, host, server):
+    return sorted(n.split("/", 1)[1] for n in kubectl(th, host, server, "get nodes -o name").stdout.split())
+
+
+def members(th, host, endpoint="https://127.0.0.1:2379"):
+    return json.loads(th.ssh(host, ETCDCTL.format(ep=endpoint) + "member list -w json").stdout)["members"]
+
+
+def test_three_stacked_masters_share_one_etcd(testhosts, tmp_path):
+    th = testhosts
+    pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
+    kubeadm_double.install(th)
+    the_vip = vip(th)
+    inv = th.write_inventory(
+        tmp_path / "hosts.yml", groups={"masters": MASTERS, "registry": ["h1"]},
+        group_vars={"tke_ha_mode": "keepalived", "tke_vip": the_vip, "tke_site_pack": str(pack),
+                    "site_repo_packages": ["conntrack", "socat"],
+                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
+    result = run_playbook(INSTALL, inv)
+    assert result.rc == 0, result.explain()
+
+    # kubeadm's stacked etcd: one member per master, every one started and voting (no learner left)
+    listed = members(th, "h1")
+    assert sorted(m["name"] for m in listed) == MASTERS, listed
+    assert not [m for m in listed if m.get("isLearner")], listed
+    assert sorted(u for m in listed for u in m["clientURLs"]) == sorted(f"https://{th.ip(h)}:2379" for h in MASTERS)
+    for h in MASTERS:
+        manifest = th.ssh(h, "cat /etc/kubernetes/manifests/etcd.yaml").stdout
+        assert f"--initial-advertise-peer-urls=https://{th.ip(h)}:2380" in manifest
+        # the first master's member started a new cluster, the others joined the existing one
+        assert ("--initial-cluster-state=existing" in manifest) == (h != "h1"), (h, manifest)
+        assert th.ssh(h, "pgrep -x etcd >/dev/null && echo up").stdout.strip() == "up"
+        log = th.ssh(h, "journalctl -u kubelet --no-pager", timeout=60).stdout
+        assert "I storage: etcd https://127.0.0.1:2379" in log and "W storage: no etcd answers" not in log, (h, log[-3000:])
+
+    # every master's own API server lists the same three nodes
+    for h in MASTERS:
+        th.kubectl_client(h)
+    for h in MASTERS:
+        assert node_names(th, h, th.ip(h)) == MASTERS, h
+    # an object written through one master is read through the others
+    kubectl(th, "h2", th.ip("h2"), "-n default create configmap stacked-proof --from-literal=by=h2")
+    for h in ("h1", "h3"):
+        assert "h2" in kubectl(th, h, th.ip(h), "-n default get configmap stacked-proof -o jsonpath={.data.by}").stdout
+
+    # the VIP holder goes away (keepalived, its API server and its etcd member: the kubelet stopped)
+    holders = ha.holders(th, MASTERS, the_vip)
+    assert len(holders) == 1, holders
+    gone = holders[0]
+    th.ssh(gone, "systemctl stop keepalived kubelet")
+    rest = [h for h in MASTERS if h != gone]
+    ha.wait_until(lambda: ha.holders(th, MASTERS, the_vip) not in ([], [gone]), 30, f"the VIP leaves {gone}")
+    for h in rest:
+        assert node_names(th, h, the_vip) == MASTERS, h
+        assert "h2" in kubectl(th, h, the_vip, "-n default get configmap stacked-proof -o jsonpath={.data.by}").stdout
+    # the two members left keep quorum; the third is still a member
+    assert sorted(m["name"] for m in members(th, rest[0])) == MASTERS
