@@ -30,7 +30,7 @@ echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=3} workers
 export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
-order=(site_faults reset readme_commands install_e2e components network lifecycle_nodes upgrade install_drift check_mode pki kubeadm
+order=(site_faults stacked_etcd reset readme_commands install_e2e components network lifecycle_nodes upgrade install_drift check_mode pki kubeadm
        apiserver_double air_gapped_controller etcd host_init ha site_pack install_orchestration precheck pack_controller
        execution_environment collection_install validate)
 files=()
