@@ -86,8 +86,8 @@ def site(five, tmp_path_factory):
 
 
 def kubectl(th, args, host="h1"):
-    """kubectl on a master (h1 by default) through the admin kubeconfig (Debian's kubernetes-client:
-    independent of the collection's own API client)."""
+    """Real kubectl on a master (h1 by default; the cluster's minor, put there by the `flannel`
+    fixture) through the admin kubeconfig: independent of the collection's own API client."""
     return th.ssh(host, f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
 
 
@@ -132,6 +132,10 @@ def test_flannel_install(five, site, flannel):
     assert objects_of(th, "namespaces,configmaps,daemonsets,serviceaccounts,clusterroles,clusterrolebindings") == [
         "ClusterRole flannel", "ClusterRoleBinding flannel", "ConfigMap kube-flannel/kube-flannel-cfg",
         "DaemonSet kube-flannel/kube-flannel-ds", "Namespace kube-flannel", "ServiceAccount kube-flannel/flannel"]
+    # real kubectl's own rule (kubectl rollout status) agrees with the collection's wait
+    status = kubectl(th, "-n kube-flannel rollout status ds/kube-flannel-ds --timeout=60s")
+    assert status.returncode == 0 and 'daemon set "kube-flannel-ds" successfully rolled out' in status.stdout, \
+        status.stdout + status.stderr
     ds = json.loads(kubectl(th, "-n kube-flannel get ds kube-flannel-ds -o json").stdout)
     images = sorted({c["image"] for c in ds["spec"]["template"]["spec"]["containers"]
                      + ds["spec"]["template"]["spec"]["initContainers"]})
