@@ -13,7 +13,6 @@ pushed into another registry namespace; no SSH login on the cluster hosts); a co
 image never appears fails within its timeout naming it and its object. Validation names a cycle
 and a source the pack does not have before any host is touched.
 """
-import base64
 import json
 import os
 import shutil
@@ -32,15 +31,12 @@ NODES = ["h1", "h2"]
 SAMPLE = [
     {"name": "sample-redis", "namespace": "shop", "values": {"replicas": 1, "maxmemory": "64mb"},
      "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}},
-    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"],
-     "values": {"greeting": "hello", "session_secret": "sEss10n-S3cret-sample"},
+    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"], "values": {"greeting": "hello"},
      "ready": {"workloads": [{"kind": "Deployment", "name": "sample-app"}], "timeout": 120}},
 ]
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
-APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Secret shop/sample-app-session",
-       "Service shop/sample-app"]
-KINDS = "configmaps,secrets,services,statefulsets,deployments"
-SECRET = SAMPLE[1]["values"]["session_secret"]
+APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
+KINDS = "configmaps,services,statefulsets,deployments"
 
 
 def deployment(name, image, pod_extra=""):
@@ -162,22 +158,18 @@ def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, in
     assert sts["status"]["readyReplicas"] == 1
     cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-app-config -o json").stdout)["data"]
     assert cfg == {"REDIS_ADDR": "sample-redis.shop.svc:6379", "GREETING": "hello"}
-    # the template's stringData, "0.5" and 131072Ki as the server stores them, the secret never printed
-    secret = json.loads(kubectl(testhosts, "-n shop get secret sample-app-session -o json").stdout)
-    assert secret["data"] == {"SESSION_SECRET": base64.b64encode(SECRET.encode()).decode()} and "stringData" not in secret
+    # the template's "0.5" and 131072Ki as the server stores them
     deploy = json.loads(kubectl(testhosts, "-n shop get deployment sample-app -o json").stdout)
     assert deploy["spec"]["template"]["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "500m", "memory": "128Mi"}}
-    assert SECRET not in installed.output
 
 
 def test_rerun_changes_nothing(site, installed):
-    """components.yml keeps no journal: every object is compared with the live one again. A Secret
-    written as stringData, quantities in non-canonical form and the fields the server defaults
-    (a Deployment's strategy, ...) are what the server would store, not a change."""
-    again = timed("components.yml again", COMPONENTS, site["inv"], "--diff")
+    """components.yml keeps no journal: every object is compared with the live one again.
+    Quantities in non-canonical form and the fields the server defaults (a Deployment's strategy,
+    ...) are what the server would store, not a change."""
+    again = timed("components.yml again", COMPONENTS, site["inv"])
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert "Workloads ready within the timeout: component sample-app" in again.output
-    assert SECRET not in again.output
 
 
 def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
@@ -200,7 +192,8 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
         assert (diff.returncode, diff.stdout) == (0, ""), how + diff.stdout + diff.stderr   # 1: differences
     managers = kubectl(testhosts, "-n shop get deployment sample-app --show-managed-fields -o jsonpath="
                                   "'{range .metadata.managedFields[*]}{.manager}/{.operation} {end}'").stdout.split()
-    assert managers == ["offline_pot.tke/Update"], managers
+    # (a real server also lists the controllers' status writers)
+    assert "offline_pot.tke/Update" in managers and not [m for m in managers if m.startswith("Python-urllib")], managers
     # and the check can tell: a value changed behind the collection's back is a difference
     kubectl(testhosts, "-n shop patch configmap sample-app-config --type merge -p '{\"data\":{\"GREETING\":\"hi\"}}'")
     drift = kubectl(testhosts, "diff -f /tmp/applied.yaml")

@@ -429,3 +429,9 @@ def test_kubelet_double_follows_the_manifests_content(tmp_path):
     assert kubelet.pod_command(str(manifest), "tls-cert-file")[3] == new     # unchanged: the same signature
     cert.write_text("renewed")
     assert kubelet.pod_command(str(manifest), "tls-cert-file")[3] != new     # a renewed certificate restarts it too
+    # etcd (the real binary reads its certificates again per handshake): the manifest alone counts
+    before = kubelet.pod_command(str(manifest), None)[3]
+    cert.write_text("renewed again")
+    assert kubelet.pod_command(str(manifest), None)[3] == before
+    write("v1.31.2")
+    assert kubelet.pod_command(str(manifest), None)[3] != before
