@@ -377,7 +377,6 @@ def test_server_eviction_keeps_pod_disruption_budgets(apiserver, tmp_path):
     allows no disruption, allowed once it does; Pending pods and unready pods of a met budget go;
     a budget that cannot count its pods' controllers fails its sync; two budgets: 500. Then real
     kubectl drain: held by the budget until its timeout, done once the budget allows it."""
-    import subprocess
     ns, base = "drain", "/api/v1/namespaces/drain"
     assert call(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": ns}})[0] == 201
     code, rs = call(apiserver, "POST", f"/apis/apps/v1/namespaces/{ns}/replicasets", {
@@ -449,14 +448,11 @@ def test_server_eviction_keeps_pod_disruption_budgets(apiserver, tmp_path):
                                          "subresource does not support."), s
     call(apiserver, "DELETE", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/web-too")
     # real kubectl drain: held by the budget (it retries a 429 until --timeout), then done
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from harness import real_clients
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
+    kubectl = _real_kubectl(apiserver, tmp_path)[0]
 
     def drain():
-        return subprocess.run([str(real_clients.kubectl("1.30")), "drain", "dn1", "--ignore-daemonsets",
-                               "--delete-emptydir-data", "--force", "--timeout=8s"], env=env, capture_output=True,
-                              text=True, timeout=60, check=False)
+        return kubectl("drain", "dn1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=8s",
+                       check=False)
     held = drain()
     assert held.returncode != 0 and "Cannot evict pod as it would violate the pod's disruption budget" in held.stderr, \
         (held.stdout, held.stderr)
@@ -882,10 +878,10 @@ def _kubeconfig(apiserver, path):
     return path
 
 
-def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
-    """The official kubectl (of the double's minor) and helm 3 binaries (tests/harness/real_clients.py):
-    apply -f (kubectl's default validation, then unchanged), get nodes as a Table, rollout status of a
-    DaemonSet and a Deployment (list + watch), helm install / upgrade / uninstall."""
+def _real_kubectl(apiserver, tmp_path):
+    """The official kubectl of the double's minor (tests/harness/real_clients.py) speaking to the
+    double through an admin kubeconfig: kubectl(*args, check=True) -> the finished process, and the
+    environment it runs in (a test may add to it: helm runs in it too)."""
     import subprocess
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from harness import real_clients
@@ -896,6 +892,16 @@ def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
                            timeout=60, check=False)
         assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
         return r
+    return kubectl, env
+
+
+def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
+    """The official kubectl (of the double's minor) and helm 3 binaries (tests/harness/real_clients.py):
+    apply -f (kubectl's default validation, then unchanged), get nodes as a Table, rollout status of a
+    DaemonSet and a Deployment (list + watch), helm install / upgrade / uninstall."""
+    import subprocess
+    kubectl, env = _real_kubectl(apiserver, tmp_path)
+    from harness import real_clients
     call(apiserver, "POST", "/api/v1/nodes", {
         "metadata": {"name": "kn1", "labels": {"role": "k"}},
         "status": {"conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": node_info()}})
@@ -1191,16 +1197,8 @@ def test_real_kubectl_server_side_apply_conflicts_and_diff(apiserver, tmp_path):
     `kubectl scale` (an Update through the scale subresource) takes .spec.replicas; applying other
     replicas again is a conflict naming that manager; `--force-conflicts` takes the field back;
     `diff --server-side` (a dry-run apply) then shows no difference."""
-    import subprocess
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    kubectl = _real_kubectl(apiserver, tmp_path)[0]
     from harness import real_clients
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
-
-    def kubectl(*args, check=True):
-        r = subprocess.run([str(real_clients.kubectl("1.30")), *args], env=env, capture_output=True, text=True,
-                           timeout=60, check=False)
-        assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
-        return r
     app = tmp_path / "ssa.yaml"
 
     def write(replicas):
