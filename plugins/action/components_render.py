@@ -10,9 +10,10 @@ import os
 
 import yaml
 
-from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.errors import AnsibleError
 from ansible.plugins.loader import lookup_loader
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import objects as k8s_objects
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import components
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
@@ -29,8 +30,12 @@ class ActionModule(ActionModuleBase):
 
     def run_action(self, args, result, task_vars):
         lookup = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=self._templar)
-        site_images = self._site_images(args["pack_dir"]) if args["registry_domain"] else []
-        objects, problems = {}, []
+        objects, secrets, problems = {}, {}, []
+        try:
+            site_images = self._site_images(args["pack_dir"]) if args["registry_domain"] else []
+        except (OSError, ValueError) as exc:
+            site_images = []
+            problems.append(f"the site pack's manifest.json cannot be read: {exc}")
         checked = {c["name"] for c in args["components"]}
         for c in args["components"] + args["removed"]:
             paths = [os.path.join(args["pack_dir"], f) for f in c.get("files") or []]
@@ -39,14 +44,14 @@ class ActionModule(ActionModuleBase):
                                    template_vars={"component": c, "values": c.get("values") or {}})
                 rendered = [o for text in texts for o in yaml.safe_load_all(text) if o]
             except (AnsibleError, yaml.YAMLError) as exc:
-                raise AnsibleActionFail(f"component {c['name']}: its templates do not render: {exc}")
-            objects[c["name"]] = rendered
+                problems.append(f"component {c['name']}: its templates do not render: {exc}")
+                continue
+            # Secrets' values apart: k8s_apply takes them in its no_log option
+            objects[c["name"]], secrets[c["name"]] = k8s_objects.split_secrets(rendered)
             if c["name"] in checked:
                 allowed = components.pack_image_refs(c, args["prefix"], site_images, args["registry_domain"])
                 problems += components.image_problems(c, rendered, allowed)
-        result.update(changed=False, objects=objects, problems=problems)
-        if problems:
-            result.update(failed=True, msg="; ".join(problems) + " (nothing was applied)")
+        result.update(changed=False, objects=objects, secrets=secrets, problems=problems)
         return result
 
     @staticmethod

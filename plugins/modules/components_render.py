@@ -15,11 +15,16 @@ description:
   - Runs on the controller only (no connection to any host is made).
   - Renders every template file of each component of O(components) from the verified pack in
     O(pack_dir) with the run's variables, plus C(component) (the entry) and C(values), as
-    C(ansible.builtin.template) does; returns the objects per component.
+    C(ansible.builtin.template) does; returns the objects per component, the values of their
+    Secrets (C(data), C(stringData)) apart, for M(offline_pot.tke.k8s_apply)'s C(no_log) option
+    C(secrets).
   - Checks every image the objects run (containers, init and ephemeral containers of a pod
     template) against what the site pack carries for the component - its own images under
-    O(prefix), and, with O(registry_domain), the site's images in that registry - and fails naming the component, the object and the image otherwise,
-    before any component is applied.
+    O(prefix), and, with O(registry_domain), the site's images in that registry.
+  - Does not fail on a problem (a template that does not render, an image the pack does not carry
+    for the component): it returns them in RV(problems), each naming the component (and the object
+    and image), so that the task may be C(no_log) - its result holds the components' values and
+    Secrets - and a task after it fails on them before any component is applied.
 requirements:
   - Runs on the controller (an action plugin); touches no host
 author:
@@ -63,15 +68,26 @@ EXAMPLES = r"""
     pack_dir: "{{ components_pack_dir }}"
     prefix: "{{ components_image_prefix }}"
   register: components_rendered
+  no_log: true   # the result holds the Secrets' values
+
+- name: Templates that do not render, images the pack lacks
+  ansible.builtin.fail:
+    msg: "{{ components_rendered.problems }}"
+  when: components_rendered.problems | length > 0
 """
 
 RETURN = r"""
 objects:
-  description: The rendered objects, per component name.
+  description: The rendered objects, per component name; Secrets without their values.
+  returned: always
+  type: dict
+secrets:
+  description: Per component name, the values of its Secrets by C(namespace/name) (k8s_apply's O(offline_pot.tke.k8s_apply#module:secrets)).
   returned: always
   type: dict
 problems:
-  description: One line per image a component of O(components) runs that the pack does not carry for it.
+  description: One line per template that does not render and per image a component of O(components)
+    runs that the pack does not carry for it.
   returned: always
   type: list
   elements: str

@@ -31,7 +31,10 @@ description:
   - In check mode creations and updates are sent with C(dryRun=All), so the API server validates
     them and stores nothing. Objects in a namespace that is itself only about to be created are
     reported without that validation.
-  - Values of Secrets are never shown in results or diffs.
+  - Values of Secrets are never shown in results or diffs, and their last-applied record names
+    their keys only. Give them in I(secrets), not in I(objects): the module's invocation is logged
+    on the host it runs on (the journal) and shown at C(-vvv) with every option but the C(no_log)
+    ones. A Secret whose values are in I(objects) is applied with a warning saying so.
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
@@ -43,6 +46,14 @@ options:
     type: list
     elements: dict
     required: true
+  secrets:
+    description:
+      - The values of Secrets of I(objects), by C(namespace/name) (C(/name) for a Secret without
+        a namespace): each a mapping of C(data) and/or C(stringData) as a Secret has them.
+      - Not logged, and masked wherever they would appear in results (C(no_log)).
+      - A key that is no Secret of I(objects) fails the module before any request.
+    type: dict
+    default: {}
   prune_labels:
     description: Labels the collection owns for this set of objects (added to each of them; the prune selector).
     type: dict
@@ -67,6 +78,15 @@ EXAMPLES = r"""
     prune_labels:
       tke.offline-pot.io/part-of: network
     prune_kinds: [apps/v1/DaemonSet, v1/ConfigMap]
+  delegate_to: "{{ groups['masters'] | first }}"
+  run_once: true
+
+- name: A Secret whose values no log records
+  offline_pot.tke.k8s_apply:
+    objects:
+      - {apiVersion: v1, kind: Secret, metadata: {name: app-session, namespace: shop}, type: Opaque}
+    secrets:
+      shop/app-session: {stringData: {SESSION_SECRET: "{{ vault_app_session }}"}}
   delegate_to: "{{ groups['masters'] | first }}"
   run_once: true
 """
@@ -104,12 +124,21 @@ def split_kind(text):
 def main():
     module = AnsibleModule(argument_spec=args.argument_spec(
         objects=dict(type="list", elements="dict", required=True),
+        secrets=dict(type="dict", default={}, no_log=True),
         prune_labels=dict(type="dict", default={}),
         prune_kinds=dict(type="list", elements="str", default=[]),
         gone_timeout=dict(type="int", default=120),
     ), supports_check_mode=True)
     p = module.params
     problems = [x for obj in p["objects"] for x in objects.validate_shape(obj)]
+    for name in sorted(objects.split_secrets(p["objects"])[1]):
+        module.warn(f"Secret {name}: its values are in objects, which the module's invocation log records; "
+                    "give them in secrets")
+    try:
+        given = objects.join_secrets(p["objects"], p["secrets"])
+    except ValueError as e:
+        given = p["objects"]
+        problems.append(str(e))
     try:
         kinds = [split_kind(k) for k in p["prune_kinds"]]
     except ValueError as e:
@@ -117,7 +146,7 @@ def main():
     if problems:
         module.fail_json(msg="; ".join(problems))
     labels = {str(k): str(v) for k, v in p["prune_labels"].items()}
-    desired = [objects.with_labels(o, labels) for o in p["objects"]]
+    desired = [objects.with_labels(o, labels) for o in given]
     new_namespaces = set()
     results, diffs = [], []
     with args.client(module) as client:

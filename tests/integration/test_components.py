@@ -13,6 +13,7 @@ pushed into another registry namespace; no SSH login on the cluster hosts); a co
 image never appears fails within its timeout naming it and its object. Validation names a cycle
 and a source the pack does not have before any host is touched.
 """
+import base64
 import json
 import os
 import shutil
@@ -31,12 +32,24 @@ NODES = ["h1", "h2"]
 SAMPLE = [
     {"name": "sample-redis", "namespace": "shop", "values": {"replicas": 1, "maxmemory": "64mb"},
      "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}},
-    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"], "values": {"greeting": "hello"},
+    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"],
+     "values": {"greeting": "hello", "session_secret": "sEss10n-S3cret-sample"},
      "ready": {"workloads": [{"kind": "Deployment", "name": "sample-app"}], "timeout": 120}},
 ]
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
-APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Service shop/sample-app"]
-KINDS = "configmaps,services,statefulsets,deployments"
+APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Secret shop/sample-app-session",
+       "Service shop/sample-app"]
+KINDS = "configmaps,secrets,services,statefulsets,deployments"
+SECRET = SAMPLE[1]["values"]["session_secret"]
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+def leaks(text, *values):
+    """The values (each also as a Secret's base64 data holds it) found in text."""
+    return [v for value in values for v in (value, b64(value)) if v in text]
 
 
 def deployment(name, image, pod_extra=""):
@@ -158,18 +171,25 @@ def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, in
     assert sts["status"]["readyReplicas"] == 1
     cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-app-config -o json").stdout)["data"]
     assert cfg == {"REDIS_ADDR": "sample-redis.shop.svc:6379", "GREETING": "hello"}
+    # the template's stringData as the server stores it, its last-applied record without the value
+    secret = json.loads(kubectl(testhosts, "-n shop get secret sample-app-session -o json").stdout)
+    assert secret["data"] == {"SESSION_SECRET": b64(SECRET)} and "stringData" not in secret
+    record = json.loads(secret["metadata"]["annotations"]["tke.offline-pot.io/last-applied"])
+    assert record["stringData"] == {"SESSION_SECRET": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"}, record
+    assert not leaks(installed.output, SECRET)
     # the template's "0.5" and 131072Ki as the server stores them
     deploy = json.loads(kubectl(testhosts, "-n shop get deployment sample-app -o json").stdout)
     assert deploy["spec"]["template"]["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "500m", "memory": "128Mi"}}
 
 
 def test_rerun_changes_nothing(site, installed):
-    """components.yml keeps no journal: every object is compared with the live one again.
-    Quantities in non-canonical form and the fields the server defaults (a Deployment's strategy,
-    ...) are what the server would store, not a change."""
-    again = timed("components.yml again", COMPONENTS, site["inv"])
+    """components.yml keeps no journal: every object is compared with the live one again. A Secret
+    written as stringData, quantities in non-canonical form and the fields the server defaults (a
+    Deployment's strategy, ...) are what the server would store, not a change."""
+    again = timed("components.yml again", COMPONENTS, site["inv"], "--diff", "-v")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert "Workloads ready within the timeout: component sample-app" in again.output
+    assert not leaks(again.output, SECRET)
 
 
 def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
@@ -184,6 +204,10 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
         applied += [json.loads(o["metadata"]["annotations"]["tke.offline-pot.io/last-applied"])
                     for o in json.loads(out.stdout)["items"]]
     assert len(applied) == len(REDIS) + len(APP)
+    # a Secret's record holds its keys, not their values: the value the inventory gives instead
+    for o in applied:
+        if o["kind"] == "Secret":
+            o["stringData"] = {"SESSION_SECRET": SECRET}
     testhosts.ssh("h1", f"cat > /tmp/applied.yaml <<'EOF'\n{yaml.safe_dump_all(applied)}EOF")
     # --force-conflicts: the collection's manager owns its fields (and holds "0.5" as the server
     # stored it, 500m: a value in another form is another value to server-side apply)
@@ -202,13 +226,31 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
 
 
 def test_a_changed_value_reapplies_only_that_component(testhosts, site, installed):
+    """A greeting and the session secret changed, run with --diff -vvv (results, diffs and module
+    arguments shown): the Secret shows as changed; neither its old nor its new value appears in the
+    output, in any log of the API host (module invocations are logged to its journal) or in its
+    last-applied record."""
     redis = versions(testhosts, "sample-redis")
-    changed = [SAMPLE[0], dict(SAMPLE[1], values={"greeting": "bonjour"})]
-    run = timed("components.yml, one value changed", COMPONENTS, site["inv"], *with_list(changed))
+    new_secret = "n3w-S3ssion-v4lue"
+    changed = [SAMPLE[0], dict(SAMPLE[1], values={"greeting": "bonjour", "session_secret": new_secret})]
+    since = testhosts.ssh("h1", "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
+    run = timed("components.yml, one value changed", COMPONENTS, site["inv"], *with_list(changed), "--diff", "-vvv")
     assert run.rc == 0, run.explain()
     assert applied_components(run) == ["sample-app"], run.explain()
     cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-app-config -o json").stdout)["data"]
     assert cfg["GREETING"] == "bonjour"
+    secret = json.loads(kubectl(testhosts, "-n shop get secret sample-app-session -o json").stdout)
+    assert secret["data"] == {"SESSION_SECRET": b64(new_secret)}
+    # the diff names the Secret; -vvv shows k8s_apply's arguments, the values masked
+    assert "before: Secret shop/sample-app-session" in run.output, run.explain()
+    assert '"secrets": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"' in run.output, run.explain()
+    assert not leaks(run.output, SECRET, new_secret), run.explain()
+    logs = testhosts.ssh("h1", f"journalctl -o cat --no-pager -q --since '{since}'; "
+                               "grep -rash --exclude-dir=journal . /var/log").stdout
+    assert "secrets=NOT_LOGGING_PARAMETER" in logs, logs[-3000:]
+    assert not leaks(logs, SECRET, new_secret)
+    record = secret["metadata"]["annotations"]["tke.offline-pot.io/last-applied"]
+    assert "SESSION_SECRET" in record and not leaks(record, SECRET, new_secret), record
     assert versions(testhosts, "sample-redis") == redis
 
 

@@ -81,20 +81,62 @@ def last_applied(live):
 
 
 def annotated(desired):
-    """desired with its own last-applied annotation (compact, sorted: stable across runs)."""
+    """desired with its own last-applied annotation (compact, sorted: stable across runs). A
+    Secret's record names its keys, not their values: the record serves to find keys dropped since
+    (removed()), and annotations are shown where data is not (`kubectl describe`, lists)."""
     out = copy.deepcopy(desired)
     annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
     annotations.pop(LAST_APPLIED, None)
-    annotations[LAST_APPLIED] = json.dumps(desired, sort_keys=True, separators=(",", ":"))
+    annotations[LAST_APPLIED] = json.dumps(_keys_only(desired), sort_keys=True, separators=(",", ":"))
     return out
 
 
+def _keys_only(obj):
+    if obj.get("kind") != "Secret":
+        return obj
+    return {k: ({key: REDACTED for key in v} if k in SECRET_FIELDS and isinstance(v, dict) else v)
+            for k, v in obj.items()}
+
+
 def needs_update(desired, live):
-    """(bool, merge patch): whether live differs from desired, and the patch that makes it so."""
+    """(bool, merge patch): whether live differs from desired, and the patch that makes it so. A
+    last-applied record other than the one this apply writes is a difference too (the record is
+    the collection's own: an older form of it, such as a Secret's with its values, is rewritten)."""
     target = annotated(desired)
     nulls = removed(last_applied(live), target)
-    differs = not is_subset(desired, live) or _still_present(nulls, live)
+    record = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+    differs = not is_subset(desired, live) or _still_present(nulls, live) \
+        or record != target["metadata"]["annotations"][LAST_APPLIED]
     return differs, overlay(nulls, target)
+
+
+def split_secrets(objs):
+    """(objects, values): the objects with every Secret's data and stringData taken out, and those
+    values by "namespace/name" (k8s_apply's no_log option `secrets`, so that no log of the module's
+    invocation holds them)."""
+    out, values = [], {}
+    for obj in objs:
+        if isinstance(obj, dict) and obj.get("kind") == "Secret" and any(f in obj for f in SECRET_FIELDS):
+            values[secret_key(obj)] = {f: obj[f] for f in SECRET_FIELDS if f in obj}
+            obj = {k: v for k, v in obj.items() if k not in SECRET_FIELDS}
+        out.append(obj)
+    return out, values
+
+
+def join_secrets(objs, values):
+    """The objects with their Secrets' values put back (split_secrets' inverse). Raises ValueError
+    naming a key of values that no Secret of objects has."""
+    secrets = {secret_key(o): o for o in objs if isinstance(o, dict) and o.get("kind") == "Secret"}
+    unknown = sorted(set(values) - set(secrets))
+    if unknown:
+        raise ValueError(f"secrets: {', '.join(unknown)} is no Secret of objects (keys are namespace/name)")
+    return [dict(o, **values[secret_key(o)]) if isinstance(o, dict) and o.get("kind") == "Secret"
+            and secret_key(o) in values else o for o in objs]
+
+
+def secret_key(obj):
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name')}"
 
 
 # What a write changes on every store whatever it holds: the version, the write's bookkeeping.

@@ -133,3 +133,41 @@ def test_validate_shape():
     assert objects.validate_shape({"kind": "ConfigMap", "metadata": {}}) == [
         "ConfigMap ?: apiVersion is missing", "ConfigMap ?: metadata.name is missing"]
     assert objects.validate_shape(cm({})) == []
+
+
+def secret(**fields):
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "shop"},
+            "type": "Opaque", **fields}
+
+
+def test_a_secrets_record_names_its_keys_not_their_values():
+    desired = secret(stringData={"p": "pw-1"}, data={"k": "c2VjcmV0"})
+    record = objects.annotated(desired)["metadata"]["annotations"][objects.LAST_APPLIED]
+    assert "pw-1" not in record and "c2VjcmV0" not in record
+    assert json.loads(record)["stringData"] == {"p": objects.REDACTED} and json.loads(record)["type"] == "Opaque"
+    # a key dropped since is still found by the record
+    differs, patch = objects.needs_update(secret(data={"j": "eA=="}), live_of(desired))
+    assert differs and patch["data"] == {"k": None, "j": "eA=="} and patch["stringData"] is None
+
+
+def test_an_older_record_is_rewritten_once():
+    desired = secret(data={"k": "c2VjcmV0"})
+    live = live_of(desired)
+    assert not objects.needs_update(desired, live)[0]
+    # as written before records named keys only: the values in the annotation
+    live["metadata"]["annotations"][objects.LAST_APPLIED] = json.dumps(desired)
+    differs, patch = objects.needs_update(desired, live)
+    assert differs and "c2VjcmV0" not in patch["metadata"]["annotations"][objects.LAST_APPLIED]
+    assert not objects.needs_update(desired, objects.merge(live, patch))[0]
+
+
+def test_secret_values_split_from_the_objects_and_joined_back():
+    objs = [cm({"a": "1"}), secret(stringData={"p": "pw"}), dict(secret(type="kubernetes.io/tls"), metadata={"name": "tls", "namespace": "shop"}),
+            dict(secret(data={"k": "dg=="}), metadata={"name": "bare"})]
+    bare, values = objects.split_secrets(objs)
+    assert values == {"shop/s": {"stringData": {"p": "pw"}}, "/bare": {"data": {"k": "dg=="}}}
+    assert "pw" not in json.dumps(bare) and "dg==" not in json.dumps(bare)
+    assert bare[0] == objs[0] and bare[2] == objs[2]          # no values: as given
+    assert objects.join_secrets(bare, values) == objs
+    with pytest.raises(ValueError, match="secrets: shop/other is no Secret of objects"):
+        objects.join_secrets(bare, {"shop/other": {"data": {}}})
