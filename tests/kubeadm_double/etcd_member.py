@@ -32,6 +32,7 @@ HEALTHY_RETRIES, HEALTHY_INTERVAL = 8, 5.0     # local.go etcdHealthyCheckRetrie
 PROMOTE_TIMEOUT, PROMOTE_INTERVAL = 120.0, 0.5  # MemberPromote: retried until the learner is in sync
 # etcd.go etcdBackoff, the retries of every member operation: 18 steps from 100 ms, factor 1.5 (~200 s)
 BACKOFF_STEPS, BACKOFF_FIRST, BACKOFF_FACTOR = 18, 0.1, 1.5
+BACKOFF_TOTAL = sum(BACKOFF_FIRST * BACKOFF_FACTOR ** i for i in range(BACKOFF_STEPS - 1))
 ETCDCTL = "etcdctl"
 
 
@@ -116,13 +117,15 @@ class Client:
         return json.loads(r.stdout or "{}")
 
     def retried(self, attempt):
-        """attempt() until it raises no EtcdError, with etcdBackoff's waits between tries."""
-        delay = BACKOFF_FIRST
+        """attempt() until it raises no EtcdError, with etcdBackoff's waits between tries, and within
+        their sum overall (BACKOFF_TOTAL, ~200 s): an etcdctl call that waits out its own timeouts
+        does not stretch the retries beyond what kubeadm's backoff allows."""
+        delay, deadline = BACKOFF_FIRST, time.monotonic() + BACKOFF_TOTAL
         for step in range(BACKOFF_STEPS):
             try:
                 return attempt()
             except EtcdError:
-                if step == BACKOFF_STEPS - 1:
+                if step == BACKOFF_STEPS - 1 or time.monotonic() + delay > deadline:
                     raise
             time.sleep(delay)
             delay *= BACKOFF_FACTOR

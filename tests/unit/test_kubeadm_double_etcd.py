@@ -160,7 +160,34 @@ def test_the_api_double_waits_only_for_a_stacked_etcd(monkeypatch, tmp_path):
     args = {"etcd-servers": "https://127.0.0.1:2379"}
     assert store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=30).kind == "etcd"
     pings.clear()
+    pings.clear()
+    # no kubelet double runs etcd here (no etcd binary): the host's own file
     assert store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None).kind == "file"
+    # an etcd that should answer and does not: no storage, as the real server (it exits)
+    pings.clear()
+    with pytest.raises(store.StoreUnavailable, match="etcd https://127.0.0.1:2379 did not answer"):
+        store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=0.02)
     pings.clear()
     args = {"etcd-servers": "https://192.0.2.11:2379"}
-    assert store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=30).kind == "file"
+    with pytest.raises(store.StoreUnavailable, match="did not answer: connection refused"):
+        store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=30)
+
+
+def test_member_operations_retry_within_kubeadms_backoff_overall(double, monkeypatch):
+    """etcdBackoff's steps, and their waits' sum as the overall bound: an etcdctl that fails slowly
+    (its own dial and command timeouts) ends the retries before all 18 steps."""
+    import time
+    em = double.etcd_member
+    monkeypatch.setattr(em, "BACKOFF_TOTAL", 0.2)
+    tries = []
+
+    def slow_failure():
+        tries.append(time.monotonic())
+        time.sleep(0.05)
+        raise em.EtcdError("etcdctl member list: context deadline exceeded")
+    client = object.__new__(em.Client)   # retried() reaches no etcd itself
+    start = time.monotonic()
+    with pytest.raises(em.EtcdError, match="context deadline exceeded"):
+        client.retried(slow_failure)
+    assert 2 <= len(tries) < em.BACKOFF_STEPS and time.monotonic() - start < 0.6, tries
+    assert client.retried(lambda: "answered") == "answered"

@@ -217,6 +217,28 @@ def for_display(obj):
     return out
 
 
+def display_shape(desired, live):
+    """The fields a diff shows of an object: desired's, the ones dropped since the last apply, and
+    a Secret's whole data (given as stringData, values land there)."""
+    shape = overlay(removed(last_applied(live), desired), desired)
+    if desired.get("kind") == "Secret":
+        shape["data"] = None
+    return shape
+
+
+def display_pair(before, after):
+    """before and after as a diff shows them (for_display): a Secret's values hidden in both, the
+    ones that differ marked so in after - a changed secret shows as changed, never as itself."""
+    shown_before, shown_after = for_display(before), for_display(after)
+    if isinstance(after, dict) and after.get("kind") == "Secret":
+        for field in SECRET_FIELDS:
+            old, new = (before or {}).get(field) or {}, after.get(field) or {}
+            for k in (shown_after.get(field) or {}):
+                if k in old and old[k] != new.get(k):
+                    shown_after[field][k] = REDACTED + " (changed)"
+    return shown_before, shown_after
+
+
 def to_text(obj):
     return json.dumps(obj, indent=2, sort_keys=True) + "\n" if obj is not None else ""
 

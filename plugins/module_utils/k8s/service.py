@@ -104,8 +104,8 @@ class Objects:
                 self._call(desired, "POST", res.path(ns), body=body, query=query)
             return {"action": "created", "before": None, "after": objects.for_display(desired)}
         differs, patch = objects.needs_update(desired, live)
-        before = objects.for_display(objects.project(live, objects.overlay(
-            objects.removed(objects.last_applied(live), desired), desired)))
+        shape = objects.display_shape(desired, live)
+        before = objects.project(live, shape)
         trial = None
         if differs:
             # what the server would store: its normalisation of what it is given (a Secret's
@@ -114,11 +114,12 @@ class Objects:
                                content_type=MERGE_PATCH)
             differs = objects.stored(trial) != objects.stored(live)
         if not differs:
-            return {"action": "unchanged", "before": before, "after": before}
+            shown = objects.for_display(before)
+            return {"action": "unchanged", "before": shown, "after": shown}
         after = trial if self.check_mode else self._call(desired, "PATCH", res.path(ns, name), body=patch,
                                                          query=query, content_type=MERGE_PATCH)
-        shown = objects.project(after, desired) if after else objects.merge(live, patch)
-        return {"action": "updated", "before": before, "after": objects.for_display(shown)}
+        before, after = objects.display_pair(before, objects.project(after, shape) if after else objects.merge(live, patch))
+        return {"action": "updated", "before": before, "after": after}
 
     def delete(self, obj):
         """True when the object existed (and is deleted, or would be in check mode); an object

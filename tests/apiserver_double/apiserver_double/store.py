@@ -183,25 +183,29 @@ def stacked(servers) -> bool:
 
 
 def open_store(args, file_path, tries=3, wait=1.0, log=print, etcd_wait=0.0):
-    """EtcdStore when the flags' etcd answers (3 tries, ~12 s at most), else FileStore(file_path).
-    etcd_wait: with stacked etcd, the seconds to keep trying (the kubelet double runs this host's etcd
-    static pod: it starts after this API server, as kubeadm writes its manifest after the API
-    server's, and a real kube-apiserver does not serve without its storage)."""
+    """EtcdStore of the flags' etcd; FileStore(file_path) only for stacked etcd that no kubelet double
+    runs (etcd_wait 0: no etcd binary on the host, the doubles-only tests). etcd_wait: with stacked
+    etcd, the seconds to keep trying (the kubelet double runs this host's etcd static pod: it starts
+    after this API server, as kubeadm writes its manifest after the API server's). An etcd that does
+    not answer (3 tries, ~12 s at most, or that wait) raises StoreUnavailable: a real kube-apiserver
+    does not serve without its storage, it exits and its kubelet restarts it (a crash loop)."""
     import time
     servers = [s for s in (args.get("etcd-servers") or "").split(",") if s]
-    if servers:
-        st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
-        deadline = time.monotonic() + (etcd_wait if stacked(servers) else 0)
-        n = 0
-        while True:
-            try:
-                st.ping()
-                log(f"I storage: etcd {','.join(servers)}")
-                return st
-            except StoreUnavailable as e:
-                n += 1
-                if n >= tries and time.monotonic() >= deadline:
-                    log(f"W storage: no etcd answers ({e}); objects in {file_path} on this host only")
-                    break
-            time.sleep(wait)
-    return FileStore(file_path)
+    if not servers:
+        return FileStore(file_path)
+    st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
+    deadline = time.monotonic() + (etcd_wait if stacked(servers) else 0)
+    n = 0
+    while True:
+        try:
+            st.ping()
+            log(f"I storage: etcd {','.join(servers)}")
+            return st
+        except StoreUnavailable as e:
+            n += 1
+            if n >= tries and time.monotonic() >= deadline:
+                if stacked(servers) and not etcd_wait:
+                    log(f"W storage: no etcd runs on this host ({e}); objects in {file_path} on this host only")
+                    return FileStore(file_path)
+                raise StoreUnavailable(f"etcd {','.join(servers)} did not answer: {e}") from None
+        time.sleep(wait)

@@ -171,3 +171,15 @@ def test_secret_values_split_from_the_objects_and_joined_back():
     assert objects.join_secrets(bare, values) == objs
     with pytest.raises(ValueError, match="secrets: shop/other is no Secret of objects"):
         objects.join_secrets(bare, {"shop/other": {"data": {}}})
+
+
+def test_a_changed_secret_shows_as_changed_never_as_itself():
+    desired = secret(stringData={"p": "new-pw"})
+    live = live_of(secret(stringData={"p": "old-pw"}), data={"p": "b2xkLXB3", "q": "cQ=="})
+    shape = objects.display_shape(desired, live)
+    stored = dict(live, data={"p": "bmV3LXB3", "q": "cQ=="})
+    before, after = objects.display_pair(objects.project(live, shape), objects.project(stored, shape))
+    text = json.dumps([before, after])
+    assert not [v for v in ("new-pw", "old-pw", "b2xkLXB3", "bmV3LXB3", "cQ==") if v in text], text
+    assert before["data"] == {"p": objects.REDACTED, "q": objects.REDACTED}
+    assert after["data"] == {"p": objects.REDACTED + " (changed)", "q": objects.REDACTED}
