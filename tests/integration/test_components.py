@@ -241,9 +241,10 @@ def test_a_changed_value_reapplies_only_that_component(testhosts, site, installe
     assert cfg["GREETING"] == "bonjour"
     secret = json.loads(kubectl(testhosts, "-n shop get secret sample-app-session -o json").stdout)
     assert secret["data"] == {"SESSION_SECRET": b64(new_secret)}
-    # the diff names the Secret; -vvv shows k8s_apply's arguments, the values masked
-    assert "before: Secret shop/sample-app-session" in run.output, run.explain()
-    assert '"secrets": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"' in run.output, run.explain()
+    # the diff shows the Secret's key as changed, its values hidden; -vvv shows k8s_apply's
+    # arguments, the values masked
+    assert '+    "SESSION_SECRET": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER (changed)"' in run.output, run.explain()
+    assert "SESSION_SECRET: VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" in run.output, run.explain()
     assert not leaks(run.output, SECRET, new_secret), run.explain()
     logs = testhosts.ssh("h1", f"journalctl -o cat --no-pager -q --since '{since}'; "
                                "grep -rash --exclude-dir=journal . /var/log").stdout
