@@ -247,7 +247,7 @@ def test_a_changed_value_reapplies_only_that_component(testhosts, site, installe
     assert "SESSION_SECRET: VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" in run.output, run.explain()
     assert not leaks(run.output, SECRET, new_secret), run.explain()
     logs = testhosts.ssh("h1", f"journalctl -o cat --no-pager -q --since '{since}'; "
-                               "grep -rash --exclude-dir=journal . /var/log").stdout
+                               "grep -rash --exclude-dir=journal . /var/log | cat -v").stdout
     assert "secrets=NOT_LOGGING_PARAMETER" in logs, logs[-3000:]
     assert not leaks(logs, SECRET, new_secret)
     record = secret["metadata"]["annotations"]["tke.offline-pot.io/last-applied"]
