@@ -22,7 +22,7 @@ description:
     template) against what the site pack carries for the component - its own images under
     O(prefix), and, with O(registry_domain), the site's images in that registry.
   - Does not fail on a problem (a template that does not render, an image the pack does not carry
-    for the component): it returns them in RV(problems), each naming the component (and the object
+    for the component) but returns them in RV(problems), each naming the component (and the object
     and image), so that the task may be C(no_log) - its result holds the components' values and
     Secrets - and a task after it fails on them before any component is applied.
 requirements:

@@ -49,7 +49,7 @@ options:
   secrets:
     description:
       - The values of Secrets of I(objects), by C(namespace/name) (C(/name) for a Secret without
-        a namespace): each a mapping of C(data) and/or C(stringData) as a Secret has them.
+        a namespace), each a mapping of C(data) and/or C(stringData) as a Secret has them.
       - Not logged, and masked wherever they would appear in results (C(no_log)).
       - A key that is no Secret of I(objects) fails the module before any request.
     type: dict
