@@ -32,9 +32,9 @@ description:
     them and stores nothing. Objects in a namespace that is itself only about to be created are
     reported without that validation.
   - Values of Secrets are never shown in results or diffs, and their last-applied record names
-    their keys only. Give them in I(secrets), not in I(objects): the module's invocation is logged
-    on the host it runs on (the journal) and shown at C(-vvv) with every option but the C(no_log)
-    ones. A Secret whose values are in I(objects) is applied with a warning saying so.
+    their keys only. Give them in I(secrets), not in I(objects), because the module's invocation is
+    logged on the host it runs on (the journal) and shown at C(-vvv) with every option but the
+    C(no_log) ones. A Secret whose values are in I(objects) is applied with a warning saying so.
 author:
   - offline_pot.tke developers (!UNKNOWN)
 extends_documentation_fragment:
