@@ -21,6 +21,8 @@ from typing import NamedTuple
 
 import yaml
 
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import read_yaml
+
 FORMAT = 1
 
 # The one list of phases is playbooks/install.yml itself: every top-level entry with a `tke_phase`
@@ -56,8 +58,7 @@ class Phase(NamedTuple):
 
 def read_phases(path=INSTALL_PLAYBOOK):
     """The phases of an install playbook, in order (see above)."""
-    with open(path, encoding="utf-8") as fh:
-        entries = yaml.safe_load(fh) or []
+    entries = read_yaml(path) or []
     phases = []
     for entry in entries:
         v = entry.get("vars") or {}
@@ -144,8 +145,7 @@ def _dependencies(role, roles_dir):
 
 def _yaml(path):
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh) or {}
+        return read_yaml(path) or {}
     except FileNotFoundError:
         return {}
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import os
 
-import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import read_yaml
 
 ROLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "roles")
 GROUPS = ("masters", "workers", "etcd", "registry")
@@ -106,8 +107,7 @@ def role_specs():
     for role in sorted(os.listdir(ROLES_DIR)):
         path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
         if os.path.isfile(path):
-            with open(path) as fh:
-                data = yaml.safe_load(fh) or {}
+            data = read_yaml(path) or {}
             specs[role] = data.get("argument_specs", {}).get("main", {}).get("options", {}) or {}
     return specs
 
