@@ -80,12 +80,16 @@ def apiserver_tar() -> bytes:
     return buf.getvalue()
 
 
-def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: str = "1.30") -> None:
+def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: str = "1.30",
+            file_store: bool = False) -> None:
     """The doubles (with a copy of PyYAML) under /usr/local/lib/kubeadm-double, symlinked into
     /usr/local/bin, the kube-apiserver double under /usr/local/lib/apiserver-double, and
     python3-cryptography from the hosts' apt repository (the double makes real certificates).
     api_domain_ip: also resolve api.tke.com to it (when host_init does not run).
-    kubeadm_version: the kubeadm the double acts as (1.30 or 1.31; the file `version` beside it)."""
+    kubeadm_version: the kubeadm the double acts as (1.30 or 1.31; the file `version` beside it).
+    file_store: a scenario that runs no etcd (the etcd phase not among its tags): the API double
+    keeps its objects in a file on each host (the mark `file-store` beside it) instead of exiting
+    for want of the etcd its flags name, as a real kube-apiserver would."""
     yaml_pkg = Path(yaml.__file__).parent
     if kubeadm_version not in ("1.30", "1.31"):
         raise ValueError(f"the kubeadm double acts as kubeadm 1.30 or 1.31, not {kubeadm_version}")
@@ -102,7 +106,9 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
             "ln -sf /usr/local/lib/kubeadm-double/kubelet /usr/local/bin/kubelet"], input=tar, check=True, timeout=120)
         subprocess.run(ssh_argv(th, h) + [
             "rm -rf /usr/local/lib/apiserver-double && mkdir -p /usr/local/lib/apiserver-double && "
-            "tar -C /usr/local/lib/apiserver-double -xf -"], input=api_tar, check=True, timeout=300)
+            "tar -C /usr/local/lib/apiserver-double -xf -"
+            + (" && touch /usr/local/lib/apiserver-double/file-store" if file_store else "")],
+            input=api_tar, check=True, timeout=300)
         hosts_line = (f" && (grep -q ' api.tke.com$' /etc/hosts || echo '{api_domain_ip} api.tke.com' >> /etc/hosts)"
                       if api_domain_ip else "")
         th.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography etcd-client) >/dev/null 2>&1; "

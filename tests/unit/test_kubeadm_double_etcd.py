@@ -169,6 +169,9 @@ def test_the_api_double_waits_only_for_a_stacked_etcd(monkeypatch, tmp_path):
         store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=0.02)
     pings.clear()
     args = {"etcd-servers": "https://192.0.2.11:2379"}
+    # the harness's mark: a scenario without etcd, the file asked for, no etcd tried
+    assert store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, file_only=True).kind == "file"
+    assert not pings
     with pytest.raises(store.StoreUnavailable, match="did not answer: connection refused"):
         store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=30)
 

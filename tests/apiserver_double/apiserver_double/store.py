@@ -182,16 +182,19 @@ def stacked(servers) -> bool:
     return bool(servers) and all(s.split("://", 1)[-1].split(":")[0] in ("127.0.0.1", "[::1]", "localhost") for s in servers)
 
 
-def open_store(args, file_path, tries=3, wait=1.0, log=print, etcd_wait=0.0):
-    """EtcdStore of the flags' etcd; FileStore(file_path) only for stacked etcd that no kubelet double
-    runs (etcd_wait 0: no etcd binary on the host, the doubles-only tests). etcd_wait: with stacked
+def open_store(args, file_path, tries=3, wait=1.0, log=print, etcd_wait=0.0, file_only=False):
+    """EtcdStore of the flags' etcd; FileStore(file_path) when the harness asks for it (file_only: a
+    scenario that runs no etcd at all) or for stacked etcd that no kubelet double runs (etcd_wait 0:
+    no etcd binary on the host, the doubles-only tests). etcd_wait: with stacked
     etcd, the seconds to keep trying (the kubelet double runs this host's etcd static pod: it starts
     after this API server, as kubeadm writes its manifest after the API server's). An etcd that does
     not answer (3 tries, ~12 s at most, or that wait) raises StoreUnavailable: a real kube-apiserver
     does not serve without its storage, it exits and its kubelet restarts it (a crash loop)."""
     import time
     servers = [s for s in (args.get("etcd-servers") or "").split(",") if s]
-    if not servers:
+    if file_only:
+        log(f"I storage: {file_path} on this host only (the test harness runs no etcd in this scenario)")
+    if file_only or not servers:
         return FileStore(file_path)
     st = EtcdStore(servers, args.get("etcd-cafile"), args.get("etcd-certfile"), args.get("etcd-keyfile"))
     deadline = time.monotonic() + (etcd_wait if stacked(servers) else 0)
