@@ -100,13 +100,14 @@ def _keys_only(obj):
 
 def needs_update(desired, live):
     """(bool, merge patch): whether live differs from desired, and the patch that makes it so. A
-    last-applied record other than the one this apply writes is a difference too (the record is
-    the collection's own: an older form of it, such as a Secret's with its values, is rewritten)."""
+    Secret whose last-applied record is not the one this apply writes differs too: a record written
+    before records named keys only held the values, and is rewritten once."""
     target = annotated(desired)
     nulls = removed(last_applied(live), target)
-    record = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
-    differs = not is_subset(desired, live) or _still_present(nulls, live) \
-        or record != target["metadata"]["annotations"][LAST_APPLIED]
+    differs = not is_subset(desired, live) or _still_present(nulls, live)
+    if desired.get("kind") == "Secret":
+        record = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+        differs = differs or record != target["metadata"]["annotations"][LAST_APPLIED]
     return differs, overlay(nulls, target)
 
 
