@@ -42,14 +42,14 @@ class ActionModule(ActionModuleBase):
         base = os.path.join(args["src"], prefix) if prefix else args["src"]
         remote_tmp = self._connection._shell.tmpdir or self._make_tmp_path()
         with tempfile.TemporaryDirectory(prefix="tke-pack-sync-") as ltmp:
-            # gzip at its fastest level: the pack's binaries shrink to about 40 %, and what the
-            # connection does not carry costs both ends more CPU than the compression (docs/install.md)
-            local = os.path.join(ltmp, "files.tar.gz")
-            with tarfile.open(local, "w:gz", compresslevel=1) as t:
+            # uncompressed: on a data centre's network compression costs more CPU than the bytes it
+            # saves (docs/install.md, "Speed")
+            local = os.path.join(ltmp, "files.tar")
+            with tarfile.open(local, "w") as t:
                 for rel in need:
                     t.add(os.path.join(base, rel), arcname=rel, recursive=False)
             size = os.path.getsize(local)
-            remote = self._connection._shell.join_path(remote_tmp, "files.tar.gz")
+            remote = self._connection._shell.join_path(remote_tmp, "files.tar")
             self._transfer_file(local, remote)
         self._fixup_perms2((remote_tmp, remote))
         second = self._execute_module("offline_pot.tke.pack_sync",

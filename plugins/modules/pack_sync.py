@@ -68,8 +68,8 @@ options:
     type: dict
   archive:
     description:
-      - Internal, set by the action plugin (the tar of the missing files, gzip-compressed, already
-        on the host); not set in a task.
+      - Internal, set by the action plugin (the tar of the missing files, already on the host);
+        not set in a task.
     type: path
 """
 
@@ -105,7 +105,7 @@ installed:
   type: list
   elements: str
 bytes:
-  description: Bytes sent (the compressed archive of the files the host lacked).
+  description: Bytes sent (the archive of the files the host lacked).
   returned: always
   type: int
 files:
