@@ -87,15 +87,8 @@ def annotated(desired):
     out = copy.deepcopy(desired)
     annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
     annotations.pop(LAST_APPLIED, None)
-    annotations[LAST_APPLIED] = json.dumps(_keys_only(desired), sort_keys=True, separators=(",", ":"))
+    annotations[LAST_APPLIED] = json.dumps(redact(desired), sort_keys=True, separators=(",", ":"))
     return out
-
-
-def _keys_only(obj):
-    if obj.get("kind") != "Secret":
-        return obj
-    return {k: ({key: REDACTED for key in v} if k in SECRET_FIELDS and isinstance(v, dict) else v)
-            for k, v in obj.items()}
 
 
 def needs_update(desired, live):
