@@ -120,13 +120,14 @@ class ActionModule(ActionModuleBase):
             # the state the phase's roles keep on each host (tke_phase_owns, set by the roles as they
             # run): its probes, run again at the start of every run (install_journal.parse_host_drift)
             hostvars = task_vars.get("hostvars", {})
+            salt = os.path.join(self._templar.template(task_vars.get("tke_host_record_dir", "")), ij.SALT_NAME)
             try:
-                probes = {h: ij.probe_script(((hostvars.get(h, {}).get("tke_phase_owns") or {}).get(phase)) or {})
+                probes = {h: ij.probe_script(((hostvars.get(h, {}).get("tke_phase_owns") or {}).get(phase)) or {}, salt)
                           for h in done}
             except ValueError as exc:
                 raise AnsibleActionFail(str(exc))
             result.update(msg=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
-                          host_records=host_records, seconds=seconds, probe_scripts=probes)
+                          host_records=host_records, seconds=seconds, probe_scripts=probes, salt=salt)
         if not self._task.check_mode:
             if self._identity_new:  # made at the site's first install, completed when its CA exists
                 write_private(os.path.join(state_dir, si.CONTROLLER_FILE), si.dump(self._identity_stored))
@@ -194,6 +195,7 @@ class ActionModule(ActionModuleBase):
                           + (f"; {', '.join(sorted(set(hosts) - set(recorded)))} record none" if len(recorded) < len(hosts) else ""))
             return result
         pki_dir = to_text(self._templar.template(task_vars.get("pki_dir") or os.path.join(state_dir, "pki")))
+        self._pki_dir = pki_dir
         store_ca = si.ca_fingerprint(read_text(os.path.join(pki_dir, "ca.crt")))
         if not self._task.check_mode and ca and store_ca != ca:
             raise AnsibleActionFail(f"adopt: the store's CA ({store_ca}) is not the one the hosts record ({ca})")
@@ -232,6 +234,7 @@ class ActionModule(ActionModuleBase):
         except ValueError as exc:
             raise AnsibleActionFail(f"{file}: {exc}")
         pki_dir = to_text(var("pki_dir") or os.path.join(state_dir, "pki"))
+        self._pki_dir = pki_dir
         ca = si.ca_fingerprint(read_text(os.path.join(pki_dir, "ca.crt")))
         self._identity_stored = si.with_ca(stored, ca) if stored else si.new(ca)
         self._identity_new = self._identity_stored != stored
@@ -342,6 +345,8 @@ class ActionModule(ActionModuleBase):
         names; code: the collection's code digest when the caller has it already."""
         options = ij.input_options(phase)
         code = code or tree_digest("roles", "plugins", "playbooks")
+        if getattr(self, "_journal_key", None) is None:
+            self._journal_key = ij.journal_key(self._pki_dir, make=not self._task.check_mode)
         hostvars = task_vars.get("hostvars", {})
         # what this run registered or set_fact'ed (earlier phases' results, this bookkeeping's own
         # tke_phase_start) is not an input: only what the inventory and the command line say is
@@ -356,6 +361,6 @@ class ActionModule(ActionModuleBase):
             hv = hostvars.get(host, {})
             keys = ij.input_names(hv, options, exclude=set(run_facts.get(host, {})))
             inputs = {k: self._templar.template(hv[k]) for k in keys}
-            out[host] = ij.fingerprint(phase, code, inputs, sorted(hv.get("group_names", [])),
+            out[host] = ij.fingerprint(self._journal_key, phase, code, inputs, sorted(hv.get("group_names", [])),
                                        hv.get("ansible_host", host), site)
         return out, [entry[0] for entry in site]

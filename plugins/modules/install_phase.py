@@ -13,7 +13,7 @@ short_description: Journal a phase of install.yml - decide which hosts still nee
 version_added: 0.1.0
 description:
   - Runs on the controller, once per phase (C(run_once)). With I(state=start) it computes, for every
-    host of the play, a fingerprint of the phase's inputs (the options the phase's roles and the
+    host of the play, a keyed fingerprint of the phase's inputs (the options the phase's roles and the
     C(tke) role declare in their argument specs, the host's groups and address, the names, groups
     and addresses of the hosts the phase's configuration names, and the code of the collection) and
     returns the hosts whose phase is already done with the same fingerprint (C(skip_hosts)), so the
@@ -179,9 +179,24 @@ forgotten:
   type: list
   elements: str
 fingerprints:
-  description: Host -> the fingerprint the phase is recorded with (each host records it too).
+  description: >-
+    Host -> the fingerprint the phase is recorded with (each host records it too, root-only): an
+    HMAC-SHA256 keyed with the site's journal key (C(tke/journal.key) in the controller's PKI store,
+    made with the site's first phase and kept on the masters by the pki phase), since the inputs hold
+    secrets.
   returned: state=done
   type: dict
+probe_scripts:
+  description: >-
+    Host -> the state probes of the phase (what its roles keep on the host) as a shell script, each
+    line printing a probe's name and a digest of the host's salt and the probe's output.
+  returned: state=done
+  type: dict
+salt:
+  description: >-
+    The host's salt file for the probes' digests (random, root-only, made at the first record; never read back).
+  returned: state=done
+  type: str
 host_records:
   description: >-
     File name (beside the phase records' directory) -> the line each host that ran the phase records

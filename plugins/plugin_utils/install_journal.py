@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
+import os
 import re
+import shlex
 from pathlib import Path
 from typing import NamedTuple
 
 import yaml
 
-from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import read_yaml
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import read_text, read_yaml, write_private
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import JOURNAL_KEY, journal_key_ok, new_journal_key
 
 FORMAT = 1
 
@@ -265,10 +269,26 @@ def site_names(name, hostvars, groups):
     return out
 
 
-def fingerprint(*parts):
-    """sha256 over a canonical JSON form of the parts (values that are not JSON become strings)."""
+def fingerprint(key, *parts):
+    """HMAC-SHA256, keyed with the site's journal key (journal_key), over a canonical JSON form of
+    the parts (values that are not JSON become strings). Keyed: a phase's inputs hold secrets (the
+    registry's password, components' values), and the hosts keep the fingerprint in a file, so
+    without the key nobody can test guesses of a secret against it."""
     blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hmac.new(key, blob.encode(), hashlib.sha256).hexdigest()
+
+
+def journal_key(pki_dir, make=True):
+    """The site's journal key (k8s_pki/store.py JOURNAL_KEY) from the controller's PKI store, made
+    there when the store has none (make false, check mode: a key of this run only stands in,
+    nothing recorded with it is kept)."""
+    path = os.path.join(pki_dir, JOURNAL_KEY)
+    key = read_text(path).encode()
+    if not journal_key_ok(key):
+        key = new_journal_key()
+        if make:
+            write_private(path, key.decode())
+    return key.strip()
 
 
 def parse_phase_list(value, what):
@@ -400,13 +420,20 @@ PROBE_SUFFIX = ".probe"
 NOW_PREFIX = "now:"
 
 
-def probe_script(probes):
+# Beside the phase records on every host, root-only: a random salt the state probes hash first, so
+# a probe's digest (of a configuration file that holds a password, say) cannot be tested against
+# guesses by whoever sees it (phase_end.yml makes it; host_read.yml prints no hidden file).
+SALT_NAME = ".salt"
+
+
+def probe_script(probes, salt):
     """The <phase>.probe script for {name: shell command}: one line per probe, sorted by name,
-    printing the name and the first 16 hex digits of the SHA-256 of the command's output."""
+    printing the name and the first 16 hex digits of the SHA-256 of the host's salt (the file salt)
+    followed by the command's output."""
     for name in probes:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise ValueError(f"state probe name {name!r}: letters, digits, _ . - only")
-    return "".join(f"printf '%s ' {name}; {{ {probes[name]}; }} 2>&1 | sha256sum | cut -c1-16\n"
+    return "".join(f"printf '%s ' {name}; {{ {probes[name]}; }} 2>&1 | cat {shlex.quote(salt)} - | sha256sum | cut -c1-16\n"
                    for name in sorted(probes))
 
 

@@ -114,6 +114,11 @@ def site_secrets(th, site) -> dict[str, str]:
     auth = re.search(r"auth_pass (\S+)", th.ssh("h1", "cat /etc/keepalived/keepalived.conf").stdout)
     out["keepalived auth_pass"] = auth.group(1)
     assert auth.group(1) == KEEPALIVED_PASS
+    assert "tke/journal.key" in {str(k.relative_to(pki)) for k in pki.rglob("*.key")}   # the site's journal key
+    for h in MASTERS:   # the salt of the hosts' state probes (install_journal.SALT_NAME)
+        salt = th.ssh(h, "cat /var/lib/offline-pot/phases/.salt").stdout.strip()
+        assert len(salt) == 64, f"{h}: no probe salt"
+        out[f"{h} probe salt"] = salt
     return out
 
 
@@ -180,6 +185,22 @@ def test_no_secret_in_logs_output_or_world_readable_files(testhosts, site, insta
         for line in res.decode().splitlines():
             i, path = line.split(" ", 1)
             found.append(f"{h}: world-readable {path}: {names[int(i)]}")
+    # the phases' records on the hosts: their fingerprints are keyed with the site's journal key and
+    # their probes' digests salted, and both, with the salt, are root-only; the journal key is on the
+    # masters (root-only, as in the store: adopt.yml brings it back) and on no other host
+    store_key = (site["dir"] / ".tke" / "pki" / "tke" / "journal.key").read_text()
+    for h in th.names:
+        modes = dict(line.split(" ", 1)[::-1] for line in th.ssh(
+            h, "stat -c '%a %n' /var/lib/offline-pot/* /var/lib/offline-pot/phases/* /var/lib/offline-pot/phases/.salt"
+               " /etc/tke/pki/journal.key 2>/dev/null").stdout.splitlines())
+        records = {p: m for p, m in modes.items() if p.startswith("/var/lib/offline-pot/phases/")}
+        assert "/var/lib/offline-pot/phases/runtime" in records and all(m == "600" for m in records.values()), (h, modes)
+        assert modes.get("/var/lib/offline-pot/site") == "644", (h, modes)
+        if h in MASTERS:
+            assert modes.get("/etc/tke/pki/journal.key") == "600", (h, modes)
+            assert th.ssh(h, "cat /etc/tke/pki/journal.key").stdout == store_key, h
+        else:
+            assert "/etc/tke/pki/journal.key" not in modes, (h, modes)
     # the password change shows as masked changes of the files that hold them, not as no change
     change = installed["password change (check)"].output
     for path in ("/etc/containerd/config.toml", "/etc/keepalived/keepalived.conf"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.specs import (
     K8S_CONF, K8S_PKI, TKE_PKI, Cluster, uses_super_admin)
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import JOURNAL_KEY
 
 
 def _f(src, dest, mode):
@@ -23,8 +24,8 @@ def _pair(src, dest):
 def host_files(c: Cluster, host: str) -> list:
     """The files one host needs, as {src (PKI dir relative), dest (absolute), mode}, sorted by dest.
 
-    every node: CA certificate and its kubelet.conf; masters: the kubeadm set and kubeconfigs
-    (+ etcd server/peer when etcd is stacked); etcd members: their etcd certificates; registry
+    every node: CA certificate and its kubelet.conf; masters: the kubeadm set and kubeconfigs (+ etcd
+    server/peer when etcd is stacked) and the site's journal key; etcd members: their etcd certificates; registry
     hosts: the TKE server certificate as registry.crt/key with the CA.
     """
     def names(hosts):
@@ -50,7 +51,9 @@ def host_files(c: Cluster, host: str) -> list:
              _f("kubeconfigs/admin.conf", f"{K8S_CONF}/admin.conf", "0600"),
              _f(f"kubeconfigs/{host}/controller-manager.conf", f"{K8S_CONF}/controller-manager.conf", "0600"),
              _f(f"kubeconfigs/{host}/scheduler.conf", f"{K8S_CONF}/scheduler.conf", "0600"),
-             _f("ca.crt", f"{TKE_PKI}/ca.crt", "0644")])
+             _f("ca.crt", f"{TKE_PKI}/ca.crt", "0644"),
+             # the site's journal key, kept here so that adopt.yml brings it back (store.py)
+             _f(JOURNAL_KEY, f"{TKE_PKI}/journal.key", "0600")])
         add(_pair("tke/server", f"{TKE_PKI}/gateway") + _pair("tke/webhook", f"{TKE_PKI}/webhook"))
         if uses_super_admin(c.k8s_version):
             add([_f("kubeconfigs/super-admin.conf", f"{K8S_CONF}/super-admin.conf", "0600")])

@@ -17,6 +17,7 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.certificat
     _ext_key_usages, _name, cert_ekus, cert_is_ca, cert_sans, cert_to_pem, days_left, issue, key_matches,
     key_to_pem, key_type_of, load_cert, load_key, new_key, public_to_pem, signed_by, subject_text, within_window)
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.kubeconfig import render_kubeconfig
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import JOURNAL_KEY, journal_key_ok, new_journal_key
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.specs import (
     RENEW_DAYS, CertSpec, Cluster, cluster_certs, kubeconfig_specs)
 
@@ -146,6 +147,8 @@ def reconcile(c: Cluster, existing: dict, now: datetime.datetime, renew_days: in
         actions.append(Action(spec.name, "issued" if reason == "missing" else "renewed", reason))
 
     _service_account_keys(files, actions, keygen, "sa" in forced_names)
+    if not journal_key_ok(files.get(JOURNAL_KEY)):   # a store the site's first phase did not make (store.py)
+        files[JOURNAL_KEY] = new_journal_key()
     for kc in kubeconfig_specs(c):
         cert, key = loaded[kc.cert]
         files[kc.path] = render_kubeconfig(c.name, kc.server, files["ca.crt"], kc.user,

@@ -15,6 +15,21 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import
 
 SECRET_SUFFIXES = (".key", ".conf")
 
+# The site's journal key (install_journal.fingerprint): 32 random bytes as hex, kept in the store
+# like the store's other keys, made by the site's first phase (or by k8s_pki when a store has none),
+# given to the masters root-only (distribution.host_files), so adopt.yml brings it back.
+JOURNAL_KEY = "tke/journal.key"
+
+
+def new_journal_key() -> bytes:
+    """A new journal key: 32 random bytes, hex, as a one-line text file."""
+    return os.urandom(32).hex().encode() + b"\n"
+
+
+def journal_key_ok(data) -> bool:
+    """Whether a journal key file's content is a key (at least 32 bytes as hex)."""
+    return len((data or b"").strip()) >= 64
+
 
 def read_tree(root: str) -> dict:
     """Every regular file under root -> bytes, by path relative to root (hidden files skipped)."""

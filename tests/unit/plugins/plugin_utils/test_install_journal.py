@@ -1,3 +1,6 @@
+import hashlib
+import json
+
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as j
@@ -61,9 +64,27 @@ def test_parse_phase_list_names_the_unknown():
         j.parse_phase_list("pki,pkii,kubelet", "force_phases")
 
 
-def test_fingerprint_is_stable_and_sensitive():
-    assert j.fingerprint({"b": 1, "a": [1, 2]}) == j.fingerprint({"a": [1, 2], "b": 1})
-    assert j.fingerprint({"a": 1}) != j.fingerprint({"a": 2})
+def test_fingerprint_is_stable_sensitive_and_keyed(tmp_path):
+    key = b"k" * 64
+    assert j.fingerprint(key, {"b": 1, "a": [1, 2]}) == j.fingerprint(key, {"a": [1, 2], "b": 1})
+    assert j.fingerprint(key, {"a": 1}) != j.fingerprint(key, {"a": 2})
+    # without the key, a guess of a secret input cannot be tested against a host's record
+    secret = {"registry_password": "hunter2"}
+    assert j.fingerprint(key, secret) != j.fingerprint(b"x" * 64, secret)
+    assert j.fingerprint(key, secret) != hashlib.sha256(json.dumps([secret], sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def test_journal_key_made_once_private_and_kept(tmp_path):
+    store = tmp_path / ".tke" / "pki"
+    preview = j.journal_key(str(store), make=False)
+    assert len(preview) == 64 and not store.exists()      # check mode: a key of this run only
+    key = j.journal_key(str(store))
+    path = store / "tke" / "journal.key"
+    assert path.read_bytes().strip() == key and key != preview
+    assert oct(path.stat().st_mode & 0o777) == "0o600" and oct(store.stat().st_mode & 0o777) == "0o700"
+    assert j.journal_key(str(store)) == key
+    path.write_text("short\n")                           # not a key: made again
+    assert j.journal_key(str(store)) not in (key, b"short")
 
 
 def test_select_inputs_by_declared_option():
@@ -309,12 +330,12 @@ def test_state_probes_and_drift():
     """A phase records on the host what its roles keep there as probes and their digests; the
     next run's read runs the probes again: a digest that differs is drift, and the phase runs again
     on that host, the banner naming what drifted."""
-    script = j.probe_script({"hosts-block": "sed -n '/BEGIN/,/END/p' /etc/hosts", "chrony": "true"})
+    script = j.probe_script({"hosts-block": "sed -n '/BEGIN/,/END/p' /etc/hosts", "chrony": "true"}, "/r/.salt")
     assert script.splitlines() == [
-        "printf '%s ' chrony; { true; } 2>&1 | sha256sum | cut -c1-16",
-        "printf '%s ' hosts-block; { sed -n '/BEGIN/,/END/p' /etc/hosts; } 2>&1 | sha256sum | cut -c1-16"]
+        "printf '%s ' chrony; { true; } 2>&1 | cat /r/.salt - | sha256sum | cut -c1-16",
+        "printf '%s ' hosts-block; { sed -n '/BEGIN/,/END/p' /etc/hosts; } 2>&1 | cat /r/.salt - | sha256sum | cut -c1-16"]
     with pytest.raises(ValueError, match="state probe name 'a b'"):
-        j.probe_script({"a b": "true"})
+        j.probe_script({"a b": "true"}, "/r/.salt")
     rec = "/var/lib/offline-pot/phases"
     read = "\n".join([
         "0123456789abcdef0123456789abcdef",

@@ -11,6 +11,7 @@ import yaml
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki as p
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki import adoption
+from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki.store import journal_key_ok
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0, tzinfo=datetime.timezone.utc)
 ADOPT = Path(adoption.__file__).resolve().parents[3] / "playbooks" / "adopt.yml"
@@ -59,6 +60,9 @@ def test_the_hosts_give_back_the_store_but_what_only_the_controller_held(store):
     # TKE's admin client certificate and the external etcd's CA key were never on a host
     assert lost == ["etcd/ca.key", "tke/admin.crt", "tke/admin.key"], lost
     assert all(files[rel] == store[rel] for rel in files)
+    # the install journal's key comes back from the masters, the only hosts that keep it
+    assert files["tke/journal.key"] == store["tke/journal.key"] and journal_key_ok(files["tke/journal.key"])
+    assert [h for h in HOSTS if "/etc/tke/pki/journal.key" in held(c, store, h)] == ["m1", "m2"]
     # the kubeconfigs gave back the client certificates and keys they embed
     for rel in ("kubeconfig/admin.key", "kubeconfig/kubelet/w1.crt", "kubeconfig/controller-manager.key"):
         assert files[rel] == store[rel], rel
