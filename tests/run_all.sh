@@ -38,11 +38,11 @@ for t in "${order[@]}"; do [ -f "tests/integration/test_$t.py" ] && files+=("tes
 for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
 # per-test times (setup: the module's fixtures, e.g. a scenario's hosts; call: the test) for every
 # test of a second or more, slowest first, so CI time is known per scenario
-# and where the playbooks' time went: every task's wall time (tests/harness/callbacks/task_times.py)
-export TKE_TASK_TIMES=${TKE_TASK_TIMES:-$(mktemp --suffix=.task-times.jsonl)}
+# and where the playbooks' time went: every task's wall time per host (bench/callback_plugins/task_times.py)
+export TASK_TIMES_FILE=${TASK_TIMES_FILE:-$(mktemp --suffix=.task-times.jsonl)}
 rc=0
 python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --durations=0 --durations-min=1.0 \
   "$@" "${files[@]}" || rc=$?
-python tests/harness/task_times.py "$TKE_TASK_TIMES" 30 || true
+python tests/harness/task_times.py "$TASK_TIMES_FILE" 30 || true
 echo "== all tests done in $(( $(date +%s) - t0 )) s"
 exit $rc

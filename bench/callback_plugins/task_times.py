@@ -1,6 +1,9 @@
-"""Bench-only callback (not part of the collection): each task's wall time per host, written as
-JSON lines to the file named by TASK_TIMES_FILE when the play ends. bench/install_bench.py enables
-it (ANSIBLE_CALLBACK_PLUGINS + ANSIBLE_CALLBACKS_ENABLED) to print where an install's time goes."""
+"""Bench and test callback (not part of the collection): each task's wall time per host, written as
+JSON lines to the file named by TASK_TIMES_FILE when the playbook ends, with the playbook and, in a
+test run, the pytest test that ran it (PYTEST_CURRENT_TEST). bench/install_bench.py enables it
+(ANSIBLE_CALLBACK_PLUGINS + ANSIBLE_CALLBACKS_ENABLED) to print where an install's time goes, and
+tests/harness/playbook.py when TASK_TIMES_FILE is set (tests/run_all.sh: where a whole test run's
+time goes, tests/harness/task_times.py)."""
 import json
 import os
 import time
@@ -25,6 +28,11 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self._start = {}
         self._rows = []
+        self._playbook = ""
+        self._test = (os.environ.get("PYTEST_CURRENT_TEST") or "").split(" ")[0]
+
+    def v2_playbook_on_start(self, playbook):
+        self._playbook = os.path.basename(playbook._file_name)
 
     def v2_runner_on_start(self, host, task):
         self._start[(host.get_name(), task._uuid)] = time.monotonic()
@@ -37,7 +45,8 @@ class CallbackModule(CallbackBase):
         task = result._task
         delegated = (task.delegate_to or "") in ("localhost", "127.0.0.1")
         self._rows.append({"host": key[0], "task": task.get_name(), "action": task.action, "status": status,
-                           "seconds": round(time.monotonic() - began, 3), "on_controller": delegated})
+                           "seconds": round(time.monotonic() - began, 3), "on_controller": delegated,
+                           "playbook": self._playbook, "test": self._test})
 
     def v2_runner_on_ok(self, result):
         self._done(result, "changed" if result._result.get("changed") else "ok")

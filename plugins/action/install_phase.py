@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 import time
 
+from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_hooks
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_model
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import site_identity as si
@@ -101,6 +103,10 @@ class ActionModule(ActionModuleBase):
                 this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
                 result["check_pending"] = {h: ij.not_done(records.get(h), skip, this_run) for h in hosts}
         else:
+            # the phase's after-hook, where the phase ran, before it is recorded done (a failing
+            # hook leaves it not done: the next run runs the phase, and the hook, again)
+            if hosts and not self._hook(f"{phase}/after", result, task_vars):
+                return result
             running = journal.get("running", {}).pop(phase, None) or {}
             if self._task.check_mode:   # check mode writes no `running` entry: one there is stale
                 running = {}
@@ -136,9 +142,33 @@ class ActionModule(ActionModuleBase):
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
         # msg, the banner, is the phase's line of output: shown by the default callback without -v
         # (as debug's msg is, folded alike), read by the progress callback (plugins/callback/progress.py)
-        result.update(changed=False, step=journal.get("step", 0), journal=path, phase=phase,
-                      _ansible_verbose_always=True)
+        result.update(changed=bool(result.get("hooks_changed")), step=journal.get("step", 0), journal=path,
+                      phase=phase, _ansible_verbose_always=True)
+        # the phase's before-hook, once the hosts that run the phase are known, when there are any
+        if state == "start" and result["run_hosts"] and not self._hook(f"{phase}/before", result, task_vars):
+            return result
+        result["changed"] = bool(result.pop("hooks_changed", False))
+        result["msg"] = "; ".join([result["msg"]] + [ran["msg"] for ran in result.get("hooks", {}).values()])
         return result
+
+    def _hook(self, name, result, task_vars):
+        """Run the user's hook playbook <tke_hooks_dir>/<name>.yml when there is one (install_hooks);
+        its result goes into result["hooks"][name]. False when it failed (result says why)."""
+        hooks_dir = to_text(self._templar.template(task_vars.get("tke_hooks_dir", "hooks")))
+        path = install_hooks.hook_path(hooks_dir, name)
+        if not path:
+            return True
+        try:
+            ran = install_hooks.run_hook(name, path, dict(context.CLIARGS), self._task.check_mode)
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc))
+        result.setdefault("hooks", {})[name] = ran
+        result["hooks_changed"] = result.get("hooks_changed") or ran["changed"]
+        if ran["failed"]:
+            result.update(failed=True, msg=ran["msg"], stdout_lines=ran["stdout_lines"], hook=path,
+                          changed=bool(result.pop("hooks_changed", False)))
+            return False
+        return True
 
     def _forget(self, args, result, task_vars):
         """A reset: the journal forgets the hosts, tke.json's step follows; changed when the

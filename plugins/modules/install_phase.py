@@ -23,6 +23,10 @@ description:
   - The phases, their roles and how they resume are the entries of C(playbooks/install.yml).
   - With I(state=done) it records the phase done on the given hosts, with the time it took, and
     returns the fingerprints for the hosts to record.
+  - The phase's hooks (C(<tke_hooks_dir>/<phase>/before.yml) and C(after.yml), docs/install.md, "Hooks") run
+    in these calls, on the controller with the run's inventory and options - the before-hook when
+    I(state=start) finds hosts that run the phase, the after-hook at I(state=done) before the phase is
+    recorded (a failing after-hook leaves it not done). The result is changed when a hook changed something.
   - Hosts new to a phase that runs together (added to the inventory) do not bring along the hosts that
     have it done with unchanged inputs; the banner says why each host runs (new, reinstalled, its
     configuration names an added or removed host, inputs changed, runs together with ...).
@@ -185,6 +189,10 @@ fingerprints:
     made with the site's first phase and kept on the masters by the pki phase), since the inputs hold
     secrets.
   returned: state=done
+  type: dict
+hooks:
+  description: Hook name -> what running it gave (C(hook) path, C(rc), C(changed), C(seconds), C(msg), C(stdout_lines) the tail of its output).
+  returned: when a hook of the phase ran
   type: dict
 probe_scripts:
   description: >-

@@ -101,15 +101,21 @@ def build(task_vars, templar):
 
 @functools.lru_cache(maxsize=1)
 def role_specs():
-    """{role: {option: spec}} from every role's meta/argument_specs.yml (entry point main).
-    Read once per controller process; callers must not change it."""
+    """{role: {option: spec}} from every role's meta/argument_specs.yml (entry point main; the tke
+    role's is lock: SETTINGS_ENTRY). Read once per controller process; callers must not change it."""
     specs = {}
     for role in sorted(os.listdir(ROLES_DIR)):
         path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
         if os.path.isfile(path):
             data = read_yaml(path) or {}
-            specs[role] = data.get("argument_specs", {}).get("main", {}).get("options", {}) or {}
+            entry = SETTINGS_ENTRY if role == "tke" else "main"
+            specs[role] = data.get("argument_specs", {}).get(entry, {}).get("options", {}) or {}
     return specs
+
+
+# The tke role's entry point whose specification holds the cluster-wide settings: its lock, which
+# every playbook that acts on a site runs once at its start (roles/tke/meta/argument_specs.yml).
+SETTINGS_ENTRY = "lock"
 
 
 def explicit_vars(hostvars, prefixes):

@@ -76,8 +76,8 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
     full_env = dict(os.environ, ANSIBLE_CONFIG=str(TOP / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
                     ANSIBLE_NOCOLOR="1", PYTHONUNBUFFERED="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
                     ANSIBLE_CALLBACK_RESULT_FORMAT="yaml")
-    if os.environ.get("TKE_TASK_TIMES"):   # tests/run_all.sh: where the run's time goes (task_times.py)
-        full_env.update(ANSIBLE_CALLBACK_PLUGINS=str(Path(__file__).parent / "callbacks"),
+    if os.environ.get("TASK_TIMES_FILE"):   # tests/run_all.sh: where the run's time goes (task_times.py)
+        full_env.update(ANSIBLE_CALLBACK_PLUGINS=str(TOP / "bench" / "callback_plugins"),
                         ANSIBLE_CALLBACKS_ENABLED="task_times")
     full_env.update(env or {})
     res = subprocess.run(argv, cwd=TOP, env=full_env, text=True, stdout=subprocess.PIPE,

@@ -1,5 +1,5 @@
-"""Where a test run's time went: the task wall times tests/harness/callbacks/task_times.py
-appended to a file (TKE_TASK_TIMES), summed per test file and per task.
+"""Where a test run's playbook time went: the rows bench/callback_plugins/task_times.py appended to
+TASK_TIMES_FILE (each task's wall time per host), summed per test file and per task.
 
     python tests/harness/task_times.py FILE [N]
 """
@@ -11,18 +11,16 @@ import sys
 
 
 def summary(rows, top=25):
-    by_file, by_task = collections.Counter(), collections.Counter()
-    count = collections.Counter()
+    by_file, by_task, count = collections.Counter(), collections.Counter(), collections.Counter()
     for r in rows:
-        test_file = r["test"].split("::")[0].rsplit("/", 1)[-1] or "(no test)"
-        by_file[test_file] += r["seconds"]
-        key = f"{r['playbook']}: {r['task']}"
+        by_file[r.get("test", "").split("::")[0].rsplit("/", 1)[-1] or "(no test)"] += r["seconds"]
+        key = f"{r.get('playbook', '')}: {r['task']}"
         by_task[key] += r["seconds"]
         count[key] += 1
-    lines = [f"task time per test file (s, summed over its playbook runs; {len(rows)} tasks):"]
+    lines = [f"task time per test file (s, summed over hosts and playbook runs; {len(rows)} host-tasks):"]
     lines += [f"{s:8.1f}  {f}" for f, s in by_file.most_common()]
-    lines += [f"the {top} tasks that took longest over the whole run (s, runs):"]
-    lines += [f"{s:8.1f} {count[k]:5d}  {k}" for k, s in by_task.most_common(top)]
+    lines += [f"the {top} tasks that took longest over the whole run (s summed over hosts, host-tasks):"]
+    lines += [f"{s:8.1f} {count[k]:6d}  {k}" for k, s in by_task.most_common(top)]
     return "\n".join(lines)
 
 
