@@ -147,8 +147,8 @@ class ActionModule(ActionModuleBase):
         # the phase's before-hook, once the hosts that run the phase are known, when there are any
         if state == "start" and result["run_hosts"] and not self._hook(f"{phase}/before", result, task_vars):
             return result
+        # the banner (msg) stays the phase's line; what a hook did is in `hooks`
         result["changed"] = bool(result.pop("hooks_changed", False))
-        result["msg"] = "; ".join([result["msg"]] + [ran["msg"] for ran in result.get("hooks", {}).values()])
         return result
 
     def _hook(self, name, result, task_vars):
