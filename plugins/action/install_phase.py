@@ -76,9 +76,10 @@ class ActionModule(ActionModuleBase):
         state_dir = os.path.dirname(path)
         identity = self._identity(state_dir, var)
         if state == "start":
-            fingerprints, names = self._fingerprints(phase, hosts, task_vars)
+            # hosts of another site are refused before anything is written (the journal key included)
             machines, records = self._host_reads(hosts, task_vars)
             self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
+            fingerprints, names = self._fingerprints(phase, hosts, task_vars)
             now = time.time()
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names,

@@ -217,6 +217,7 @@ def test_a_controller_without_the_sites_state_is_refused_before_any_host_is_writ
     assert "offline_pot.tke.precheck :" not in refused.output, refused.explain()
     assert written(th) == {h: [] for h in th.names}
     assert not (other / ".tke" / "journal.json").exists() and not (other / ".tke" / "site.json").exists()
+    assert not (other / ".tke" / "pki").exists()   # nor the journal's key (tke/journal.key), made by a run that goes on
     again = run_playbook(INSTALL, site["inv"])
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
 
