@@ -232,10 +232,15 @@ class ActionModule(ActionModuleBase):
             raise AnsibleActionFail(f"adopt: the store's CA ({store_ca}) is not the one the hosts record ({ca})")
         fingerprints, names = {}, {}
         code = tree_digest("roles", "plugins", "playbooks")   # once for every phase
+        # a preview has no journal key yet (it comes back with the store, which a preview does not
+        # write): the hosts' records are taken as they are, and compared when adopting for real
+        unkeyed = self._task.check_mode and not os.path.isfile(os.path.join(pki_dir, ij.JOURNAL_KEY))
         for p in ij.PHASES:
             if not p.name.startswith("hook:"):
                 with_it = [h for h in hosts if p.name in (records.get(h) or {})]
                 fingerprints[p.name], names[p.name] = self._fingerprints(p.name, with_it, task_vars, code)
+                if unkeyed:
+                    fingerprints[p.name] = {h: records[h][p.name] for h in with_it}
         hooks_dir = to_text(self._templar.template(task_vars.get("tke_hooks_dir", "hooks")))
         hooks = {p.name: ij.hook_fingerprint(hooks_dir, p.name[len("hook:"):]) for p in ij.PHASES
                  if p.name.startswith("hook:")}
@@ -251,7 +256,9 @@ class ActionModule(ActionModuleBase):
                       msg=f"adopted {si.describe(identity)}: journal rebuilt from the hosts' records, done: "
                       + (", ".join(done) or "none")
                       + "".join(f"; {p} runs again on {', '.join(h)} (its inputs differ from what they record)"
-                                for p, h in again.items()))
+                                for p, h in again.items())
+                      + ("; check mode: the phases' inputs are compared with the hosts' records when adopting (the "
+                         "journal key comes back with the store)" if unkeyed else ""))
         return result
 
     def _identity(self, state_dir, var):
