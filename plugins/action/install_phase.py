@@ -257,8 +257,8 @@ class ActionModule(ActionModuleBase):
                       + (", ".join(done) or "none")
                       + "".join(f"; {p} runs again on {', '.join(h)} (its inputs differ from what they record)"
                                 for p, h in again.items())
-                      + ("; check mode: the phases' inputs are compared with the hosts' records when adopting (the "
-                         "journal key comes back with the store)" if unkeyed else ""))
+                      + ("; check mode: the inputs of the phases are compared with the records of the hosts when "
+                         "adopting (the journal key comes back with the store)" if unkeyed else ""))
         return result
 
     def _identity(self, state_dir, var):

@@ -245,7 +245,7 @@ def test_a_lost_controller_state_is_adopted_from_the_hosts(testhosts, site, inst
     shown = " ".join(preview.output.split())
     assert "done: precheck, hook:pre-install, offline, host_init, pki" in shown and "runs again" not in shown, \
         preview.explain()
-    assert "check mode: the phases' inputs are compared with the hosts' records when adopting" in shown
+    assert "check mode: the inputs of the phases are compared with the records of the hosts when adopting" in shown
     stamp(th)
     adopted = run_playbook(ADOPT, inv, "-e", "adopt_confirm=true")
     assert adopted.rc == 0, adopted.explain()
