@@ -32,9 +32,8 @@ class ActionModule(ActionModuleBase):
         name = args["name"]
         hooks_dir = args["hooks_dir"] or self._templar.template(task_vars.get("tke_hooks_dir", "hooks"))
         path = install_hooks.hook_path(to_text(hooks_dir), name)
-        if not path:
-            return dict(result, skipped=True, changed=False,
-                        msg=f"no hook {os.path.abspath(os.path.join(to_text(hooks_dir), name + '.yml'))}")
+        if not os.path.isfile(path):
+            return dict(result, skipped=True, changed=False, msg=f"no hook {path}")
 
         phase = f"hook:{name}"
         use_journal = args["journal"] and phase in ij.PHASE_NAMES

@@ -143,13 +143,12 @@ class ActionModule(ActionModuleBase):
                 sync_tke_json_step(os.path.dirname(path), journal.get("step", 0))
         # msg, the banner, is the phase's line of output: shown by the default callback without -v
         # (as debug's msg is, folded alike), read by the progress callback (plugins/callback/progress.py)
-        result.update(changed=bool(result.get("hooks_changed")), step=journal.get("step", 0), journal=path,
-                      phase=phase, _ansible_verbose_always=True)
+        result.update(step=journal.get("step", 0), journal=path, phase=phase, _ansible_verbose_always=True)
         # the phase's before-hook, once the hosts that run the phase are known, when there are any
         if state == "start" and result["run_hosts"] and not self._hook(f"{phase}/before", result, task_vars):
             return result
-        # the banner (msg) stays the phase's line; what a hook did is in `hooks`
-        result["changed"] = bool(result.pop("hooks_changed", False))
+        # the banner (msg) stays the phase's line; what a hook did is in `hooks`: changed when one changed something
+        result["changed"] = any(ran["changed"] for ran in result.get("hooks", {}).values())
         return result
 
     def _hook(self, name, result, task_vars):
@@ -157,17 +156,17 @@ class ActionModule(ActionModuleBase):
         its result goes into result["hooks"][name]. False when it failed (result says why)."""
         hooks_dir = to_text(self._templar.template(task_vars.get("tke_hooks_dir", "hooks")))
         path = install_hooks.hook_path(hooks_dir, name)
-        if not path:
+        if not os.path.isfile(path):
             return True
         try:
             ran = install_hooks.run_hook(name, path, dict(context.CLIARGS), self._task.check_mode)
         except ValueError as exc:
             raise AnsibleActionFail(str(exc))
-        result.setdefault("hooks", {})[name] = ran
-        result["hooks_changed"] = result.get("hooks_changed") or ran["changed"]
+        hooks = result.setdefault("hooks", {})
+        hooks[name] = ran
         if ran["failed"]:
             result.update(failed=True, msg=ran["msg"], stdout_lines=ran["stdout_lines"], hook=path,
-                          changed=bool(result.pop("hooks_changed", False)))
+                          changed=any(r["changed"] for r in hooks.values()))
             return False
         return True
 

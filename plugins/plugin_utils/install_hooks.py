@@ -18,9 +18,8 @@ TAIL = 60
 
 
 def hook_path(hooks_dir, name):
-    """The hook's playbook, <hooks_dir>/<name>.yml (absolute), or None when there is none."""
-    path = os.path.abspath(os.path.join(hooks_dir, f"{name}.yml"))
-    return path if os.path.isfile(path) else None
+    """Where the hook's playbook is when there is one: <hooks_dir>/<name>.yml, absolute."""
+    return os.path.abspath(os.path.join(hooks_dir, f"{name}.yml"))
 
 
 def hook_argv(playbook, cli, check_mode):

@@ -12,7 +12,9 @@ def test_a_hook_is_found_by_name_or_not_at_all(tmp_path):
     (tmp_path / "control_plane").mkdir()
     (tmp_path / "control_plane" / "before.yml").write_text("- hosts: all\n")
     assert ih.hook_path(str(tmp_path), "control_plane/before") == str(tmp_path / "control_plane" / "before.yml")
-    assert ih.hook_path(str(tmp_path), "control_plane/after") is None
+    assert os.path.isfile(ih.hook_path(str(tmp_path), "control_plane/before"))
+    assert ih.hook_path(str(tmp_path), "control_plane/after") == str(tmp_path / "control_plane" / "after.yml")
+    assert not os.path.exists(ih.hook_path(str(tmp_path), "control_plane/after"))
 
 
 def test_the_run_options_are_carried_over():
