@@ -113,7 +113,8 @@ def component_errors(manifest: dict) -> list[str]:
     """Each component the manifest lists (contents.components) has its files among the pack's
     files and its images among the pack's images (docs/components.md)."""
     contents = manifest.get("contents") if isinstance(manifest.get("contents"), dict) else {}
-    paths = {f.get("path") for f in manifest.get("files") or [] if isinstance(f, dict)}
+    digests = {f.get("path"): f.get("sha256") for f in manifest.get("files") or [] if isinstance(f, dict)}
+    paths = set(digests)
     images = {f"{i.get('name')}:{i.get('tag')}" for i in contents.get("images") or [] if isinstance(i, dict)}
     errors = []
     for c in contents.get("components") or []:
@@ -123,6 +124,12 @@ def component_errors(manifest: dict) -> list[str]:
             continue
         errors += [f"component {name}: file {f} is not in the pack" for f in c["files"] if f not in paths]
         errors += [f"component {name}: image {i} is not in the pack" for i in c.get("images") or [] if i not in images]
+        chart = c.get("chart")
+        if chart is not None and (not isinstance(chart, dict) or chart.get("file") not in c["files"]
+                                  or not chart.get("name") or not chart.get("version")
+                                  or chart.get("sha256") != digests.get(chart.get("file"))):
+            errors.append(f"component {name}: its chart {chart!r} is not one of its files with that sha256, "
+                          "name and version")
     return errors
 
 

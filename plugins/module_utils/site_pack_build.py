@@ -455,6 +455,9 @@ class Builder:
         self.contents["components"] = []
         for i, item in enumerate(self.spec.get("components") or []):
             what = sps.label("components", item, i)
+            if item.get("chart"):
+                self.chart_component(what, item)
+                continue
             src = os.path.abspath(os.path.expanduser(str(item["dir"])))
             if not os.path.isdir(src):
                 raise BuildError(f"{what}: {src} is not a directory")
@@ -467,3 +470,34 @@ class Builder:
             self.contents["components"].append({
                 "name": item["name"], "dir": base, "files": [base + rel for rel in files],
                 "images": [f"{img['name']}:{img['tag']}" for img in item.get("images") or []]})
+
+    def chart_component(self, what: str, item: dict) -> None:
+        """components/<name>/<chart file>: a Helm chart (helm 3: Chart.yaml apiVersion v2) with its
+        name and version from its Chart.yaml, which contents.components records with its sha256."""
+        path = self.fetch(what, {"path": item["chart"], "sha256": item.get("sha256")})
+        meta = chart_metadata(what, path)
+        rel = f"components/{item['name']}/{os.path.basename(path)}"
+        self.place(path, rel)
+        self.contents["components"].append({
+            "name": item["name"], "dir": f"components/{item['name']}/", "files": [rel],
+            "chart": {"file": rel, "name": meta["name"], "version": str(meta["version"]),
+                      "sha256": pm.sha256_file(path)},
+            "images": [f"{img['name']}:{img['tag']}" for img in item.get("images") or []]})
+
+
+def chart_metadata(what: str, path: str) -> dict:
+    """A packaged chart's Chart.yaml (<chart>/Chart.yaml in the archive): name, version and
+    apiVersion v2 (helm 3) required."""
+    import yaml   # the build machine's (the controller's requirements)
+    try:
+        with tarfile.open(path, "r:*") as t:
+            member = next((m for m in t if m.isfile() and m.name.count("/") == 1 and m.name.endswith("/Chart.yaml")),
+                          None)
+            meta = yaml.safe_load(t.extractfile(member)) if member else None
+    except (tarfile.TarError, OSError, yaml.YAMLError) as e:
+        raise BuildError(f"{what}: {path} is not a packaged Helm chart: {e}") from None
+    if not isinstance(meta, dict):
+        raise BuildError(f"{what}: {path} is not a packaged Helm chart (no <name>/Chart.yaml in it)")
+    if meta.get("apiVersion") != "v2" or not meta.get("name") or not meta.get("version"):
+        raise BuildError(f"{what}: {path}: its Chart.yaml needs apiVersion v2 (helm 3), a name and a version")
+    return meta

@@ -47,6 +47,10 @@ A spec (YAML) looks like::
         dir: /local/components/sample-redis   # its manifest templates (*.yml, *.yaml, *.j2)
         images:                            # as images: above, pre-seeded in the pack's registry
           - {name: library/sample-redis, tag: "7.2", path: /local/sample-redis-oci}
+      - name: sample-web                   # or a Helm chart (helm 3, apiVersion v2) from a file
+        chart: /local/charts/sample-web-0.1.0.tgz
+        sha256: <64 hex>                   # optional: the build checks it
+        images: [{name: library/sample-web, tag: "1.0", path: /local/sample-web-oci}]
     controller:
       python: ["3.11"]                     # the controller's Python version(s): wheels for them
       platform: manylinux2014_x86_64       # pip --platform tag(s) of the controller
@@ -177,7 +181,7 @@ def validate(spec) -> list[str]:
 
 # --- components (docs/components.md) ----------------------------------------------------------
 COMPONENT_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-COMPONENT_KEYS = {"name", "dir", "images"}
+COMPONENT_KEYS = {"name", "dir", "chart", "sha256", "images"}
 
 
 def component_images(spec: dict) -> list:
@@ -205,8 +209,13 @@ def _components_errors(spec: dict) -> list[str]:
         elif name in names:
             errors.append(f"{where}: name is used twice")
         names.add(name)
-        if not isinstance(item.get("dir"), str) or not item["dir"]:
-            errors.append(f"{where}: dir (the directory of its manifest templates) is required")
+        sources = [k for k in ("dir", "chart") if isinstance(item.get(k), str) and item[k]]
+        if len(sources) != 1:
+            errors.append(f"{where}: needs one of dir (the directory of its manifest templates) and chart "
+                          "(a Helm chart file, .tgz)")
+        sha = item.get("sha256")
+        if sha is not None and not (isinstance(sha, str) and SHA_RE.match(sha)):
+            errors.append(f"{where}: sha256 must be 64 lowercase hex digits")
         if not isinstance(item.get("images", []), list):
             errors.append(f"{where}: images must be a list")
     return errors

@@ -13,6 +13,9 @@ short_description: Render the components' templates from the site pack and check
 version_added: 0.2.0
 description:
   - Runs on the controller only (no connection to any host is made).
+  - A component that is a Helm chart (its C(chart), from the pack's manifest) is rendered by the pack's
+    helm (C(helm template) on the controller, no cluster contacted, its C(values.schema.json)
+    enforced), its namespaced objects given the component's namespace.
   - Renders every template file of each component of O(components) from the verified pack in
     O(pack_dir) with the run's variables, plus C(component) (the entry) and C(values), as
     C(ansible.builtin.template) does; returns the objects per component, the values of their
@@ -53,6 +56,10 @@ options:
     type: list
     elements: dict
     default: []
+  kube_version:
+    description: The Kubernetes release a chart is rendered for (C(.Capabilities.KubeVersion); empty - helm's default).
+    type: str
+    default: ""
   registry_domain:
     description: The site registry's name when the components' images are the site registry's
       (empty when they are pushed into another registry); the site's own images (the manifest's
@@ -91,4 +98,12 @@ problems:
   returned: always
   type: list
   elements: str
+helm:
+  description: The site pack's helm binary on the controller (empty - the pack carries none).
+  returned: always
+  type: str
+helm_install:
+  description: Where the offline phase installs the pack's helm on the hosts (empty - none).
+  returned: always
+  type: str
 """

@@ -177,6 +177,8 @@ def plan(components, pack_components, state="present", only=None, confirm=False)
         src = pack.get(c["source"], {})
         c["files"] = list(src.get("files") or [])
         c["images"] = list(src.get("images") or [])
+        # a Helm chart ({file, name, version, sha256}) instead of manifest templates
+        c["chart"] = src.get("chart")
     chosen = [c for c in ordered if not only or c["name"] in only]
     if state == "present":
         return {"apply": [c for c in chosen if c["enabled"]],
@@ -258,3 +260,18 @@ def pack_components(pack: str) -> list[dict] | None:
     if not isinstance(manifest, dict):
         return None
     return list((manifest.get("contents") or {}).get("components") or [])
+
+
+def pack_helm(pack_dir: str) -> dict | None:
+    """The verified pack's helm (its manifest's binaries entry named helm, the newest version):
+    {path: its file in the pack, for the controller's own use; install: where the offline phase
+    puts it on the hosts}; None when the pack carries none."""
+    try:
+        with open(os.path.join(pack_dir, "manifest.json")) as f:
+            binaries = (json.load(f).get("contents") or {}).get("binaries") or []
+    except (OSError, ValueError):
+        return None
+    found = sorted((b for b in binaries if b.get("name") == "helm" and b.get("file")),
+                   key=lambda b: [int(x) if x.isdigit() else 0 for x in str(b.get("version") or "0").split(".")])
+    return {"path": os.path.join(pack_dir, found[-1]["file"]), "install": found[-1].get("install") or ""} \
+        if found else None

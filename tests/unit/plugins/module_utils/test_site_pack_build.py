@@ -211,3 +211,25 @@ def test_a_component_without_templates_is_named(spec, tmp_path):
         f.unlink()
     with pytest.raises(b.BuildError, match="components sample-redis: .* has no manifest template"):
         build(spec, tmp_path)
+
+
+def test_a_chart_component_is_read_from_its_chart_yaml(tmp_path):
+    import io
+    import tarfile
+    from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build as b
+
+    def chart(files):
+        path = tmp_path / "c.tgz"
+        with tarfile.open(path, "w:gz") as t:
+            for name, text in files.items():
+                ti = tarfile.TarInfo(name)
+                ti.size = len(text)
+                t.addfile(ti, io.BytesIO(text.encode()))
+        return str(path)
+    meta = b.chart_metadata("components web", chart({"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+                                                      "web/templates/x.yaml": "{}"}))
+    assert (meta["name"], meta["version"]) == ("web", "0.1.0")
+    with pytest.raises(b.BuildError, match="components web: .*apiVersion v2"):
+        b.chart_metadata("components web", chart({"web/Chart.yaml": "apiVersion: v1\nname: web\nversion: 1\n"}))
+    with pytest.raises(b.BuildError, match="not a packaged Helm chart"):
+        b.chart_metadata("components web", chart({"web/values.yaml": "{}"}))

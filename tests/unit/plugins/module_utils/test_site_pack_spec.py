@@ -29,7 +29,9 @@ def test_good_spec():
     ({"os_packages": {"rpm": [{"apt": ["x"]}]}}, "apt takes"),
     ({"controller": {"other": 1}}, "controller takes"),
     ({"components": [{"name": "Redis", "dir": "/c"}]}, "components Redis: name is required (a lowercase RFC 1123"),
-    ({"components": [{"name": "redis"}]}, "components redis: dir (the directory of its manifest templates) is required"),
+    ({"components": [{"name": "redis"}]}, "components redis: needs one of dir (the directory of its manifest templates) and chart"),
+    ({"components": [{"name": "web", "dir": "/c", "chart": "/w.tgz"}]}, "components web: needs one of dir"),
+    ({"components": [{"name": "web", "chart": "/w.tgz", "sha256": "x"}]}, "components web: sha256 must be 64"),
     ({"components": [{"name": "redis", "dir": "/c"}] * 2}, "components redis: name is used twice"),
     ({"components": [{"name": "redis", "dir": "/c", "extra": 1}]}, "components redis: unknown key 'extra'"),
     # a component's images are checked as the images section's, duplicates across both included
