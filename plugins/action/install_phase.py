@@ -10,7 +10,7 @@ import os
 import time
 
 from ansible import context
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleUndefinedVariable
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 
@@ -37,6 +37,15 @@ class ActionModule(ActionModuleBase):
         started=dict(type="float"),
     )
     REQUIRED_IF = [("state", "start", ["phase"]), ("state", "done", ["phase"])]
+
+    def _input(self, value):
+        """An input as the phase will see it; one naming a variable only the phase's roles define
+        (a component's values may say "{{ components_image_prefix }}") as written: what it refers to
+        is an input too, or a role default (the roles' code is in the fingerprint)."""
+        try:
+            return self._templar.template(value)
+        except AnsibleUndefinedVariable:
+            return value
 
     def run_action(self, args, result, task_vars):
         args = {k: v for k, v in args.items() if v is not None}  # options not given fall back to variables
@@ -397,7 +406,7 @@ class ActionModule(ActionModuleBase):
         for host in hosts:
             hv = hostvars.get(host, {})
             keys = ij.input_names(hv, options, exclude=set(run_facts.get(host, {})))
-            inputs = {k: self._templar.template(hv[k]) for k in keys}
+            inputs = {k: self._input(hv[k]) for k in keys}
             out[host] = ij.fingerprint(self._journal_key, phase, code, inputs, sorted(hv.get("group_names", [])),
                                        hv.get("ansible_host", host), site)
         return out, [entry[0] for entry in site]
