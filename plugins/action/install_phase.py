@@ -38,14 +38,15 @@ class ActionModule(ActionModuleBase):
     )
     REQUIRED_IF = [("state", "start", ["phase"]), ("state", "done", ["phase"])]
 
-    def _input(self, value):
-        """An input as the phase will see it; one naming a variable only the phase's roles define
-        (a component's values may say "{{ components_image_prefix }}") as written: what it refers to
-        is an input too, or a role default (the roles' code is in the fingerprint)."""
+    def _input(self, hostvars, host, name):
+        """An input as the phase will see it on the host; one naming a variable only the phase's
+        roles define (a component's values may say "{{ components_image_prefix }}") as written:
+        what it refers to is an input too, or a role default (the roles' code is in the
+        fingerprint)."""
         try:
-            return self._templar.template(value)
+            return self._templar.template(hostvars[host][name])
         except AnsibleUndefinedVariable:
-            return value
+            return hostvars.raw_get(host)[name]
 
     def run_action(self, args, result, task_vars):
         args = {k: v for k, v in args.items() if v is not None}  # options not given fall back to variables
@@ -406,7 +407,7 @@ class ActionModule(ActionModuleBase):
         for host in hosts:
             hv = hostvars.get(host, {})
             keys = ij.input_names(hv, options, exclude=set(run_facts.get(host, {})))
-            inputs = {k: self._input(hv[k]) for k in keys}
+            inputs = {k: self._input(hostvars, host, k) for k in keys}
             out[host] = ij.fingerprint(self._journal_key, phase, code, inputs, sorted(hv.get("group_names", [])),
                                        hv.get("ansible_host", host), site)
         return out, [entry[0] for entry in site]

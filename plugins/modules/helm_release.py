@@ -157,8 +157,8 @@ class Release:
             self.module.fail_json(msg=f"helm release {self.namespace}/{self.name}: helm history failed: {e}")
 
     def values(self):
-        return json.loads(self.run(helm.values_argv(self.helm, self.name, self.namespace, **self.target),
-                                        "helm get values") or "null")
+        out = self.run(helm.values_argv(self.helm, self.name, self.namespace, **self.target), "helm get values")
+        return json.loads(out or "null")
 
     def uninstall(self, timeout):
         self.run(helm.uninstall_argv(self.helm, self.name, self.namespace, timeout, **self.target), "helm uninstall")

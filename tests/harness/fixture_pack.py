@@ -9,9 +9,11 @@
   kubernetes: section derives (kubeadm's images of K8S_VERSIONS and the images of NETWORK_PLUGINS,
   module_utils kube_images), written where the build expects them (<images_dir>/<name>_<tag>): the
   site's registry serves every image the cluster pulls;
-- a tiny Helm chart and this checkout's collection tarball;
-- the sample components (templates/components: sample-redis, sample-app) with a stand-in image each.
-Debian has no crictl, kubeadm, kubelet or helm: the spec supports them (url/path + sha256). The
+- a tiny Helm chart (charts: carried only) and this checkout's collection tarball;
+- the sample components (templates/components: sample-redis, sample-app; templates/charts:
+  sample-web, a chart component packaged here) with a stand-in image each;
+- real helm 3 for the masters (tests/harness/real_clients.py, the official build).
+Debian has no crictl, kubeadm or kubelet: the spec supports them (url/path + sha256). The
 fixture carries kubeadm and kubelet as a real pack does, in two versions (the upgrade needs both):
 each a launcher of the test doubles acting as that version (DOUBLE_VERSIONS; the doubles
 themselves are put on the hosts by tests/harness/kubeadm_double.py, never by the pack).

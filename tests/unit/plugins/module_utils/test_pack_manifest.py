@@ -100,3 +100,13 @@ def test_install_files_only_when_content_or_mode_differs(tmp_path):
     assert pm.install_files([(str(src), str(target))]) == [str(target)]
     src.write_bytes(b"binarz")
     assert not pm.same_installed(str(src), str(target))
+
+
+def test_a_chart_component_names_one_of_its_files_with_that_digest(tree):
+    dummy, m = tree
+    f = m["files"][0]
+    chart = {"file": f["path"], "name": "web", "version": "0.1.0", "sha256": f["sha256"]}
+    good = {**m, "contents": {"components": [{"name": "web", "files": [f["path"]], "chart": chart}]}}
+    assert pm.check_manifest(good) == []
+    bad = {**m, "contents": {"components": [{"name": "web", "files": [f["path"]], "chart": dict(chart, sha256="0" * 64)}]}}
+    assert [e.split(":")[0] for e in pm.check_manifest(bad)] == ["component web"]

@@ -159,3 +159,17 @@ def test_an_image_the_pack_does_not_carry_for_the_component_is_named():
         "component sample-redis: StatefulSet shop/sample-redis runs image registry.tke.com/library/busybox:1.35, "
         "which the site pack does not carry for it (it may run: harbor.example.com/shop/sample-redis:7.2)")
     assert c.image_problems(redis, [CRON], site)[0].startswith("component sample-redis: CronJob shop/tidy runs image docker.io/x:1")
+
+
+def test_a_chart_component_carries_its_chart_and_the_packs_helm_is_the_newest(tmp_path):
+    chart = {"file": "components/web/web-0.1.0.tgz", "name": "web", "version": "0.1.0", "sha256": "a" * 64}
+    plan = c.plan([comp("web")], PACK + [{"name": "web", "files": [chart["file"]], "images": [], "chart": chart}])
+    assert plan["apply"][0]["chart"] == chart
+    assert c.plan(SAMPLE, PACK)["apply"][0]["chart"] is None
+    (tmp_path / "manifest.json").write_text(json.dumps({"contents": {"binaries": [
+        {"name": "helm", "file": "bin/helm-3.9.0", "version": "3.9.0", "install": "/usr/local/bin/helm"},
+        {"name": "helm", "file": "bin/helm-3.17.3", "version": "3.17.3", "install": "/usr/local/bin/helm"},
+        {"name": "kubectl", "file": "bin/kubectl", "version": "1.31.1", "install": "/usr/local/bin/kubectl"}]}}))
+    assert c.pack_helm(str(tmp_path)) == {"path": str(tmp_path / "bin/helm-3.17.3"), "install": "/usr/local/bin/helm"}
+    (tmp_path / "manifest.json").write_text(json.dumps({"contents": {"binaries": []}}))
+    assert c.pack_helm(str(tmp_path)) is None
