@@ -226,8 +226,8 @@ def test_a_chart_component_is_read_from_its_chart_yaml(tmp_path):
                 ti.size = len(text)
                 t.addfile(ti, io.BytesIO(text.encode()))
         return str(path)
-    meta = b.chart_metadata("components web", chart({"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
-                                                      "web/templates/x.yaml": "{}"}))
+    good = {"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n", "web/templates/x.yaml": "{}"}
+    meta = b.chart_metadata("components web", chart(good))
     assert (meta["name"], meta["version"]) == ("web", "0.1.0")
     with pytest.raises(b.BuildError, match="components web: .*apiVersion v2"):
         b.chart_metadata("components web", chart({"web/Chart.yaml": "apiVersion: v1\nname: web\nversion: 1\n"}))
