@@ -49,6 +49,9 @@ APP = ["ConfigMap shop/sample-app-config", "Deployment shop/sample-app", "Secret
        "Service shop/sample-app"]
 KINDS = "configmaps,secrets,services,statefulsets,deployments"
 SECRET = SAMPLE[2]["values"]["session_secret"]
+# sample-app's values after test_a_changed_value_reapplies_only_that_component
+NEW_SECRET = "n3w-S3ssion-v4lue"
+APP_CHANGED = dict(SAMPLE[2], values={"greeting": "bonjour", "session_secret": NEW_SECRET})
 
 
 def b64(text):
@@ -281,8 +284,8 @@ def test_a_changed_value_reapplies_only_that_component(testhosts, site, installe
     output, in any log of the API host (module invocations are logged to its journal) or in its
     last-applied record."""
     redis = versions(testhosts, "sample-redis")
-    new_secret = "n3w-S3ssion-v4lue"
-    changed = [SAMPLE[0], SAMPLE[1], dict(SAMPLE[2], values={"greeting": "bonjour", "session_secret": new_secret})]
+    new_secret = NEW_SECRET
+    changed = [SAMPLE[0], SAMPLE[1], APP_CHANGED]
     since = testhosts.ssh("h1", "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
     run = timed("components.yml, one value changed", COMPONENTS, site["inv"], *with_list(changed), "--diff", "-vvv")
     assert run.rc == 0, run.explain()
@@ -314,7 +317,7 @@ def test_a_changed_chart_value_upgrades_only_that_release(testhosts, site, insta
     since = testhosts.ssh("h1", "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
     web = dict(SAMPLE[1], values=dict(SAMPLE[1]["values"], greeting="salut"))
     run = timed("components.yml, a chart value changed", COMPONENTS, site["inv"],
-                *with_list([SAMPLE[0], web, SAMPLE[2]]), "--diff", "-vvv")
+                *with_list([SAMPLE[0], web, APP_CHANGED]), "--diff", "-vvv")
     assert run.rc == 0, run.explain()
     assert applied_components(run) == [], run.explain()
     assert any("Released with helm: component sample-web]" in t for t in run.changed_tasks()), run.explain()
