@@ -185,11 +185,20 @@ COMPONENT_KEYS = {"name", "dir", "chart", "sha256", "images"}
 
 
 def component_images(spec: dict) -> list:
-    """The images the components bring: pre-seeded and checked like the images section's."""
+    """The images the components bring: pre-seeded and checked like the images section's. Several
+    components may run one image (two charts of one vendor, a chart's next version): the same
+    name, tag and path count once."""
     comps = spec.get("components") if isinstance(spec, dict) else None
     if not isinstance(comps, list):
         return []
-    return [img for c in comps if isinstance(c, dict) and isinstance(c.get("images"), list) for img in c["images"]]
+    out, seen = [], set()
+    for c in comps:
+        for img in (c.get("images") if isinstance(c, dict) and isinstance(c.get("images"), list) else []):
+            key = (img.get("name"), str(img.get("tag")), img.get("path")) if isinstance(img, dict) else None
+            if key is None or key not in seen:
+                out.append(img)
+            seen.add(key)
+    return out
 
 
 def _components_errors(spec: dict) -> list[str]:

@@ -102,3 +102,13 @@ def test_images_derived_from_versions_and_plugins_with_overrides():
     other = s.kubernetes_images({"kubernetes": {**K8S, "namespace": "tke"}})
     assert {i["name"].split("/")[0] for i in other} == {"tke"}
     assert s.kubernetes_images(GOOD) == [] and s.pack_images(GOOD) == GOOD["images"]
+
+
+def test_components_may_share_an_image_but_not_give_it_two_sources():
+    img = {"name": "library/web", "tag": "1", "path": "/img/web"}
+    shared = {"components": [{"name": "web", "chart": "/w-1.tgz", "images": [img]},
+                             {"name": "web-next", "chart": "/w-2.tgz", "images": [dict(img)]}]}
+    assert s.validate({**GOOD, **shared}) == [] and s.component_images(shared) == [img]
+    clash = {"components": [{"name": "web", "chart": "/w-1.tgz", "images": [img]},
+                            {"name": "web-next", "chart": "/w-2.tgz", "images": [dict(img, path="/other")]}]}
+    assert any("library/web:1: listed twice" in e for e in s.validate({**GOOD, **clash}))
