@@ -353,7 +353,7 @@ def pack_v2(site):
         fixture_pack.SAMPLE_CHARTS / "sample-web", src / "charts", version="0.2.0",
         edit=lambda rel, text: text.replace("nodeSelector: {}", 'nodeSelector: {tke.offline-pot.io/nowhere: "true"}')
         if rel == "values.yaml" else text)
-    v2 = {"name": "components", "version": "2",
+    v2 = {"name": "components", "version": "2", "binaries": [b for b in spec["binaries"] if b["name"] == "helm"],
           "components": [comps["sample-redis"], comps["sample-web"],
                          {"name": "sample-web-stuck", "chart": str(stuck), "images": comps["sample-web"]["images"]},
                          dict(comps["sample-app"], dir=str(src / "sample-app")),
