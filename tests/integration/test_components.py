@@ -16,6 +16,7 @@ and a source the pack does not have before any host is touched.
 import base64
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -243,6 +244,10 @@ def test_rerun_changes_nothing(testhosts, site, installed):
     assert "Workloads ready within the timeout: component sample-app" in again.output
     assert not leaks(again.output, SECRET, WEB_PASSWORD)
     assert [r["revision"] for r in release(testhosts)] == [1]
+    # the journalled re-run: the components phase is done with these inputs on these hosts
+    journal = timed("install.yml again (journal)", INSTALL, site["inv"])
+    assert journal.rc == 0 and journal.changed_hosts() == {}, journal.explain()
+    assert re.search(r"components: running on no host; skipping", journal.output), journal.explain()
 
 
 def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
@@ -316,6 +321,15 @@ def test_a_changed_chart_value_upgrades_only_that_release(testhosts, site, insta
     before = {c: versions(testhosts, c) for c in ("sample-redis", "sample-app")}
     since = testhosts.ssh("h1", "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
     web = dict(SAMPLE[1], values=dict(SAMPLE[1]["values"], greeting="salut"))
+    # check mode first: it says the release would change, with the rendered objects against the
+    # live ones, and changes nothing
+    check = timed("components.yml --check, a chart value changed", COMPONENTS, site["inv"],
+                  *with_list([SAMPLE[0], web, APP_CHANGED]), "--check", "--diff")
+    assert check.rc == 0 and any("Released with helm: component sample-web]" in t for t in check.changed_tasks()), \
+        check.explain()
+    assert '-  GREETING: hi' in check.output or '-    "GREETING": "hi"' in check.output, check.explain()
+    assert [r["revision"] for r in release(testhosts)] == [1]
+    assert json.loads(kubectl(testhosts, "-n shop get configmap sample-web-config -o json").stdout)["data"]["GREETING"] == "hi"
     run = timed("components.yml, a chart value changed", COMPONENTS, site["inv"],
                 *with_list([SAMPLE[0], web, APP_CHANGED]), "--diff", "-vvv")
     assert run.rc == 0, run.explain()
