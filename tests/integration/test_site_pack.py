@@ -229,9 +229,9 @@ def test_install_pack_then_pull_and_run_from_preseeded_registry(testhosts, built
                                   f"r.add_header('Authorization', 'Basic ' + base64.b64encode(b'{auth}').decode())\n"
                                   "print(u.urlopen(r).read().decode())\nEOF").stdout
     # the site's own images, those derived from the pack spec's kubernetes section, and the
-    # sample components' (templates/components)
+    # sample components' (templates/components, templates/charts)
     assert json.loads(catalog)["repositories"] == sorted(
-        {"library/busybox", "library/hello", "library/sample-redis", "library/sample-app"}
+        {"library/busybox", "library/hello", "library/sample-redis", "library/sample-app", "library/sample-web"}
         | {i["name"] for i in fixture_pack.derived_images()})
     cfg = testhosts.ssh("h3", "cat /etc/containerd/config.toml").stdout
     assert "SystemdCgroup = true" in cfg and 'sandbox_image = "registry.tke.com/library/pause:3.9"' in cfg
