@@ -18,7 +18,7 @@ description:
     version differs, its chart file does (the sha256 the module records in the revision's
     description), or its values (C(helm get values)) differ - or when one of the O(objects) the chart
     renders is missing from the cluster (a deleted object is put back). Otherwise nothing is called and
-    the result is unchanged. It does not wait: the caller waits for the workloads and rolls back
+    the result is unchanged. It does not wait - the caller waits for the workloads and rolls back
     (O(state=rolled_back)) when they do not become ready, naming them.
   - A revision an interrupted helm left pending is rolled back to the last deployed one (or, for a
     first install, uninstalled) before the upgrade, as helm refuses to upgrade it.
