@@ -109,4 +109,4 @@ def test_a_chart_component_names_one_of_its_files_with_that_digest(tree):
     good = {**m, "contents": {"components": [{"name": "web", "files": [f["path"]], "chart": chart}]}}
     assert pm.check_manifest(good) == []
     bad = {**m, "contents": {"components": [{"name": "web", "files": [f["path"]], "chart": dict(chart, sha256="0" * 64)}]}}
-    assert [e.split(":")[0] for e in pm.check_manifest(bad)] == ["component web"]
+    assert [e.split(":", maxsplit=1)[0] for e in pm.check_manifest(bad)] == ["component web"]
