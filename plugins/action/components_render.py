@@ -36,14 +36,18 @@ class ActionModule(ActionModuleBase):
         lookup = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=self._templar)
         objects, secrets, problems = {}, {}, []
         try:
-            site_images = self._site_images(args["pack_dir"]) if args["registry_domain"] else []
+            with open(os.path.join(args["pack_dir"], "manifest.json"), encoding="utf-8") as fh:
+                manifest = json.load(fh)
         except (OSError, ValueError) as exc:
-            site_images = []
-            problems.append(f"the site pack's manifest.json cannot be read: {exc}")
+            manifest = {}
+            if args["registry_domain"]:
+                problems.append(f"the site pack's manifest.json cannot be read: {exc}")
+        site_images = self._site_images(manifest) if args["registry_domain"] else []
+        helm_entry = components.pack_helm(manifest, args["pack_dir"]) or {}
         checked = {c["name"] for c in args["components"]}
         for c in args["components"] + args["removed"]:
             try:
-                rendered = (self._chart(c, args) if c.get("chart") else
+                rendered = (self._chart(c, args, helm_entry.get("path")) if c.get("chart") else
                             self._templates(c, args["pack_dir"], lookup, task_vars))
             except (AnsibleError, yaml.YAMLError, ValueError) as exc:
                 problems.append(f"component {c['name']}: {exc}")
@@ -57,7 +61,6 @@ class ActionModule(ActionModuleBase):
             if c["name"] in checked:
                 allowed = components.pack_image_refs(c, args["prefix"], site_images, args["registry_domain"])
                 problems += components.image_problems(c, rendered, allowed)
-        helm_entry = components.pack_helm(args["pack_dir"]) or {}
         result.update(changed=False, objects=objects, secrets=secrets, problems=problems,
                       helm=helm_entry.get("path", ""), helm_install=helm_entry.get("install", ""))
         return result
@@ -73,11 +76,10 @@ class ActionModule(ActionModuleBase):
             raise ValueError(f"its templates do not render: {exc}") from None
 
     @staticmethod
-    def _chart(c, args):
-        """A chart component rendered by the pack's helm (`helm template`, no cluster), its
+    def _chart(c, args, binary):
+        """A chart component rendered by the pack's helm binary (`helm template`, no cluster), its
         namespaced objects in the release's namespace as an install puts them."""
         chart = c["chart"]
-        binary = (components.pack_helm(args["pack_dir"]) or {}).get("path")
         if not binary:
             raise ValueError(f"it is the Helm chart {chart['name']}-{chart['version']}, and the site pack carries "
                              "no helm binary (binaries: a helm entry)")
@@ -98,8 +100,7 @@ class ActionModule(ActionModuleBase):
         return rendered
 
     @staticmethod
-    def _site_images(pack_dir):
+    def _site_images(manifest):
         """The site's own images the pack pre-seeds in the site registry (manifest contents.images)."""
-        with open(os.path.join(pack_dir, "manifest.json"), encoding="utf-8") as fh:
-            listed = json.load(fh).get("contents", {}).get("images") or []
+        listed = (manifest.get("contents") or {}).get("images") or []
         return [f"{i['name']}:{i['tag']}" for i in listed if i.get("name") and i.get("tag")]

@@ -16,6 +16,8 @@ import os
 import re
 import tarfile
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.precheck_rules import version_tuple
+
 VARIABLE = "components_list"
 # Component names are label values (tke.offline-pot.io/part-of) and object names: RFC 1123 labels.
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -262,16 +264,12 @@ def pack_components(pack: str) -> list[dict] | None:
     return list((manifest.get("contents") or {}).get("components") or [])
 
 
-def pack_helm(pack_dir: str) -> dict | None:
+def pack_helm(manifest: dict, pack_dir: str) -> dict | None:
     """The verified pack's helm (its manifest's binaries entry named helm, the newest version):
     {path: its file in the pack, for the controller's own use; install: where the offline phase
     puts it on the hosts}; None when the pack carries none."""
-    try:
-        with open(os.path.join(pack_dir, "manifest.json")) as f:
-            binaries = (json.load(f).get("contents") or {}).get("binaries") or []
-    except (OSError, ValueError):
-        return None
+    binaries = ((manifest or {}).get("contents") or {}).get("binaries") or []
     found = sorted((b for b in binaries if b.get("name") == "helm" and b.get("file")),
-                   key=lambda b: [int(x) if x.isdigit() else 0 for x in str(b.get("version") or "0").split(".")])
+                   key=lambda b: version_tuple(b.get("version") or "0"))
     return {"path": os.path.join(pack_dir, found[-1]["file"]), "install": found[-1].get("install") or ""} \
         if found else None

@@ -166,10 +166,10 @@ def test_a_chart_component_carries_its_chart_and_the_packs_helm_is_the_newest(tm
     plan = c.plan([comp("web")], PACK + [{"name": "web", "files": [chart["file"]], "images": [], "chart": chart}])
     assert plan["apply"][0]["chart"] == chart
     assert c.plan(SAMPLE, PACK)["apply"][0]["chart"] is None
-    (tmp_path / "manifest.json").write_text(json.dumps({"contents": {"binaries": [
+    manifest = {"contents": {"binaries": [
         {"name": "helm", "file": "bin/helm-3.9.0", "version": "3.9.0", "install": "/usr/local/bin/helm"},
         {"name": "helm", "file": "bin/helm-3.17.3", "version": "3.17.3", "install": "/usr/local/bin/helm"},
-        {"name": "kubectl", "file": "bin/kubectl", "version": "1.31.1", "install": "/usr/local/bin/kubectl"}]}}))
-    assert c.pack_helm(str(tmp_path)) == {"path": str(tmp_path / "bin/helm-3.17.3"), "install": "/usr/local/bin/helm"}
-    (tmp_path / "manifest.json").write_text(json.dumps({"contents": {"binaries": []}}))
-    assert c.pack_helm(str(tmp_path)) is None
+        {"name": "kubectl", "file": "bin/kubectl", "version": "1.31.1", "install": "/usr/local/bin/kubectl"}]}}
+    assert c.pack_helm(manifest, str(tmp_path)) == {"path": str(tmp_path / "bin/helm-3.17.3"),
+                                                    "install": "/usr/local/bin/helm"}
+    assert c.pack_helm({"contents": {"binaries": []}}, str(tmp_path)) is None and c.pack_helm({}, "/p") is None
