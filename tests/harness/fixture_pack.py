@@ -10,8 +10,8 @@
   module_utils kube_images), written where the build expects them (<images_dir>/<name>_<tag>): the
   site's registry serves every image the cluster pulls;
 - a tiny Helm chart (charts: carried only) and this checkout's collection tarball;
-- the sample components (templates/components: sample-redis, sample-app; templates/charts:
-  sample-web, a chart component packaged here) with a stand-in image each;
+- the sample components (templates/components: sample-app; templates/charts: sample-redis and
+  sample-web, chart components packaged here) with a stand-in image each;
 - real helm 3 for the masters (tests/harness/real_clients.py, the official build).
 Debian has no crictl, kubeadm or kubelet: the spec supports them (url/path + sha256). The
 fixture carries kubeadm and kubelet as a real pack does, in two versions (the upgrade needs both):

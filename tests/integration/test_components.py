@@ -1,7 +1,8 @@
 """Components (docs/components.md) on the smallest site: h1 master with external etcd and the
-registry, h2 worker, no HA. Everything from the fixture site pack, which carries the two sample
-components (templates/components: sample-redis, a StatefulSet datastore, and sample-app, a
-Deployment that depends on it) with tiny stand-in images. The kube-apiserver is the test double
+registry, h2 worker, no HA. Everything from the fixture site pack, which carries the three sample
+components with tiny stand-in images: two Helm charts (templates/charts: sample-redis, a
+StatefulSet datastore; sample-web, a front end with a Secret from its values) and one of manifest
+templates (templates/components: sample-app, a Deployment that depends on both). The kube-apiserver is the test double
 (tests/apiserver_double): it validates every object against Kubernetes' schemas and reports a
 workload ready when its images exist in the registry it names and a fitting node is Ready.
 
@@ -32,9 +33,10 @@ COMPONENTS = TOP / "playbooks" / "components.yml"
 NODES = ["h1", "h2"]
 WEB_PASSWORD = "w3b-Adm1n-S3cret"
 SAMPLE = [
-    {"name": "sample-redis", "namespace": "shop", "values": {"replicas": 1, "maxmemory": "64mb"},
+    # the sample charts (templates/charts), their images from the components' registry path
+    {"name": "sample-redis", "namespace": "shop",
+     "values": {"image": {"registry": "{{ components_image_prefix }}"}, "replicas": 1, "maxmemory": "64mb"},
      "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}},
-    # the sample chart (templates/charts/sample-web), its image from the components' registry path
     {"name": "sample-web", "namespace": "shop", "depends_on": ["sample-redis"],
      "values": {"image": {"registry": "{{ components_image_prefix }}"}, "greeting": "hi",
                 "redisAddress": "sample-redis.shop.svc:6379", "adminPassword": WEB_PASSWORD},
@@ -126,32 +128,32 @@ def kubectl(th, args):
     return th.ssh("h1", f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
 
 
-def objects_of(th, component):
-    out = kubectl(th, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
+# the components made from a chart: their objects carry helm's instance label, not the prune label
+CHARTS = {"sample-redis", "sample-web"}
+
+
+def listed(th, component):
+    """A component's objects as kubectl lists them (by helm's instance label for a chart)."""
+    label = (f"app.kubernetes.io/instance={component}" if component in CHARTS
+             else f"tke.offline-pot.io/part-of=component-{component}")
+    out = kubectl(th, f"get {KINDS} -A -l {label} -o json")
     assert out.returncode == 0, out.stderr
-    return sorted(f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}"
-                  for o in json.loads(out.stdout)["items"])
+    return json.loads(out.stdout)["items"]
+
+
+def objects_of(th, component):
+    return sorted(f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}" for o in listed(th, component))
 
 
 def versions(th, component):
     """resourceVersion of each object of a component: unchanged means untouched."""
-    out = kubectl(th, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
-    return {f"{o['kind']} {o['metadata']['name']}": o["metadata"]["resourceVersion"]
-            for o in json.loads(out.stdout)["items"]}
+    return {f"{o['kind']} {o['metadata']['name']}": o["metadata"]["resourceVersion"] for o in listed(th, component)}
 
 
 def release(th, name="sample-web"):
     """The helm release's history as real helm on h1 reads it (oldest first)."""
     out = th.ssh("h1", f"helm history {name} -n shop -o json --kubeconfig /etc/kubernetes/admin.conf", check=False)
     return json.loads(out.stdout) if out.returncode == 0 else []
-
-
-def web_objects(th):
-    """The objects of the sample-web release (helm's instance label), as kubectl lists them."""
-    out = kubectl(th, f"get {KINDS} -A -l app.kubernetes.io/instance=sample-web -o json")
-    assert out.returncode == 0, out.stderr
-    return sorted(f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}"
-                  for o in json.loads(out.stdout)["items"])
 
 
 def applied_components(run):
@@ -210,10 +212,11 @@ def test_install_applies_both_in_order_and_waits_until_ready(testhosts, site, in
         < out.index("Applied, objects it no longer has pruned: component sample-app")
     assert objects_of(testhosts, "sample-redis") == REDIS
     assert objects_of(testhosts, "sample-app") == APP
-    # the chart: one helm release (real helm reads it), its objects, its Secret from the values
-    history = release(testhosts)
-    assert [(r["revision"], r["status"], r["chart"]) for r in history] == [(1, "deployed", "sample-web-0.1.0")], history
-    assert web_objects(testhosts) == WEB
+    # the charts: one helm release each (real helm reads them), their objects, a Secret from the values
+    for chart in CHARTS:
+        history = release(testhosts, chart)
+        assert [(r["revision"], r["status"], r["chart"]) for r in history] == [(1, "deployed", f"{chart}-0.1.0")], history
+    assert objects_of(testhosts, "sample-web") == WEB
     web = json.loads(kubectl(testhosts, "-n shop get secret sample-web-admin -o json").stdout)
     assert web["data"] == {"ADMIN_PASSWORD": b64(WEB_PASSWORD)}
     deploy = json.loads(kubectl(testhosts, "-n shop get deployment sample-web -o json").stdout)
@@ -243,7 +246,7 @@ def test_rerun_changes_nothing(testhosts, site, installed):
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert "Workloads ready within the timeout: component sample-app" in again.output
     assert not leaks(again.output, SECRET, WEB_PASSWORD)
-    assert [r["revision"] for r in release(testhosts)] == [1]
+    assert [r["revision"] for c in CHARTS for r in release(testhosts, c)] == [1, 1]
     # the journalled re-run: the components phase is done with these inputs on these hosts
     journal = timed("install.yml again (journal)", INSTALL, site["inv"])
     assert journal.rc == 0 and journal.changed_hosts() == {}, journal.explain()
@@ -256,12 +259,9 @@ def test_kubectl_diff_finds_nothing_to_change(testhosts, installed):
     `kubectl diff --server-side --force-conflicts` (a server-side apply taking the fields over, dry
     run): no difference, exit code 0. A field the cluster lost or holds differently from what the
     collection applied would show. The collection's fields are its own field manager's."""
-    applied = []
-    for component in ("sample-redis", "sample-app"):
-        out = kubectl(testhosts, f"get {KINDS} -A -l tke.offline-pot.io/part-of=component-{component} -o json")
-        applied += [json.loads(o["metadata"]["annotations"]["tke.offline-pot.io/last-applied"])
-                    for o in json.loads(out.stdout)["items"]]
-    assert len(applied) == len(REDIS) + len(APP)
+    applied = [json.loads(o["metadata"]["annotations"]["tke.offline-pot.io/last-applied"])
+               for o in listed(testhosts, "sample-app")]
+    assert len(applied) == len(APP)
     # a Secret's record holds its keys, not their values: the value the inventory gives instead
     for o in applied:
         if o["kind"] == "Secret":
@@ -513,7 +513,7 @@ def test_uninstall_all_removes_both_kinds_in_reverse_order_and_twice_changes_not
     absent = ("-e", "components_state=absent", "-e", "components_confirm=true")
     run = timed("uninstall every component", COMPONENTS, site["inv"], *absent)
     assert run.rc == 0 and "remove (in order): sample-app, sample-web, sample-redis" in flat(run.output), run.explain()
-    assert release(testhosts) == [] and web_objects(testhosts) == []
+    assert [release(testhosts, c) for c in CHARTS] == [[], []] and objects_of(testhosts, "sample-web") == []
     assert objects_of(testhosts, "sample-redis") == [] and objects_of(testhosts, "sample-app") == []
     again = timed("uninstall every component again", COMPONENTS, site["inv"], *absent)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
