@@ -5,6 +5,7 @@
 (documentation: plugins/modules/validate_inventory.py)."""
 from __future__ import annotations
 
+from ansible.errors import AnsibleUndefinedVariable
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import components
@@ -50,11 +51,19 @@ def spec_problems(host, hostvars, specs, settings):
     return out
 
 
-def component_problems(host, hostvars, pack):
+def component_problems(host, all_hostvars, pack):
     """The components of components_list between themselves and with the site pack
     (plugin_utils/components.py); the argument spec checks each entry's types."""
+    hostvars = all_hostvars[host]
     try:
         declared = hostvars[components.VARIABLE] if components.VARIABLE in hostvars else None
+    except AnsibleUndefinedVariable:
+        # a value naming a variable only the components role defines ("{{ components_image_prefix }}"
+        # in a chart's values): the entries as written, whose names, sources and dependencies are
+        # checked all the same
+        declared = all_hostvars.raw_get(host).get(components.VARIABLE)
+        if not isinstance(declared, list):
+            return []  # the list itself a template: spec_problems reports what it cannot read
     except Exception:  # pylint: disable=broad-except
         return []  # not templatable: spec_problems reports it
     out = []
@@ -79,7 +88,7 @@ class ActionModule(ActionModuleBase):
                 per_host.setdefault((p["variable"], p["message"]), []).append(host)
         pack = components.pack_components(model["settings"].get("tke_site_pack") or "")
         for host in sorted(model["hosts"]):
-            for p in component_problems(host, hostvars[host], pack):
+            for p in component_problems(host, hostvars, pack):
                 per_host.setdefault((p["variable"], p["message"]), []).append(host)
         # a value set once in group_vars is reported once, naming every host that has it
         for (variable, message), hosts in per_host.items():
