@@ -35,13 +35,17 @@ checks_pid=$!
 # (the unit tests run in ansible-test units, beside: every file of tests/unit)
 echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers, one test file each at a time)"
 # Worker gwN runs its files on harness instance TH_ID+N (tests/integration/conftest.py). The files
-# are listed longest first, so the last file to start is a short one; any file not listed runs after.
+# are listed longest first (their summed test times in a full run, measured: install_e2e 1012 s ...
+# execution_environment 11 s) and handed out in this order (--no-loadscope-reorder: by default
+# pytest-xdist reorders the files by their number of tests: replayed with one run's test times,
+# its schedule ends at 2512 s, this order's at 2227 s), so the last files to start are short ones;
+# any file not listed runs after. tests/harness/schedule.py prints the schedule a run had.
 export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
-order=(site_faults stacked_etcd reset readme_commands install_e2e components network lifecycle_nodes upgrade install_drift check_mode pki kubeadm
-       apiserver_double air_gapped_controller etcd host_init ha site_pack install_orchestration precheck pack_controller
-       execution_environment collection_install validate)
+order=(install_e2e lifecycle_nodes network site_faults components reset etcd upgrade ha validate site_pack
+       readme_commands pki stacked_etcd install_drift kubeadm host_init apiserver_double check_mode
+       air_gapped_controller install_orchestration precheck pack_controller collection_install execution_environment)
 files=()
 for t in "${order[@]}"; do [ -f "tests/integration/test_$t.py" ] && files+=("tests/integration/test_$t.py"); done
 for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
@@ -49,10 +53,13 @@ for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || fi
 # test of a second or more, slowest first, so CI time is known per scenario
 # and where the playbooks' time went: every task's wall time per host (bench/callback_plugins/task_times.py)
 export TASK_TIMES_FILE=${TASK_TIMES_FILE:-$(mktemp --suffix=.task-times.jsonl)}
+# and which worker ran which file when (tests/harness/schedule.py)
+export TEST_SCHEDULE_FILE=${TEST_SCHEDULE_FILE:-$(mktemp --suffix=.schedule.jsonl)}
 rc=0
-python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --durations=0 --durations-min=1.0 \
+python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loadscope-reorder --durations=0 --durations-min=1.0 \
   "$@" "${files[@]}" || rc=$?
 python tests/harness/task_times.py "$TASK_TIMES_FILE" 30 || true
+python tests/harness/schedule.py "$TEST_SCHEDULE_FILE" || true
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"

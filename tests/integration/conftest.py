@@ -6,8 +6,10 @@ testhosts.reset(...). Under pytest-xdist (tests/run_all.sh runs the scenarios on
 one test file per worker at a time) worker gwN uses instance TH_ID + N: its own bridge, subnet
 and hosts.
 """
+import json
 import os
 import signal
+import time
 
 import pytest
 
@@ -20,6 +22,26 @@ def _terminate(signum, frame):
 
 
 _modules_seen = []
+
+# TEST_SCHEDULE_FILE (tests/run_all.sh): when each worker started and ended each test, so a run's
+# schedule (which files ran where, and how long each worker sat idle at the end) can be read back
+# (tests/harness/schedule.py)
+_SCHEDULE = os.environ.get("TEST_SCHEDULE_FILE")
+
+
+def _schedule(nodeid, event):
+    if _SCHEDULE:
+        with open(_SCHEDULE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "gw0"), "test": nodeid,
+                                 "event": event, "t": round(time.time(), 1)}) + "\n")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _schedule(nodeid, "start")
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _schedule(nodeid, "end")
 
 
 def th_id() -> int:
