@@ -80,6 +80,8 @@ def host_model(name, hostvars):
     return {
         "address": str(address),
         "node_address": node_address(name, hostvars),
+        # the variable the node address comes from, which a problem with it names
+        "node_address_var": "tke_node_ip" if _get(hostvars, "tke_node_ip") else "ansible_host",
         "connection": str(_get(hostvars, "ansible_connection", "ssh") or "ssh"),
         "port": int(_get(hostvars, "ansible_port", 22) or 22),
         "user": str(_get(hostvars, "ansible_user", "root") or "root"),

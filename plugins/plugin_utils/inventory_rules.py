@@ -90,7 +90,9 @@ def check(model):
 
     model: {
       "groups": {"masters": [...], "workers": [...], "etcd": [...] (absent = stacked), "registry": [...]},
-      "hosts": {name: {"address": ansible_host or the name, "connection": ..., "password_set": bool}},
+      "hosts": {name: {"address": ansible_host or the name, "node_address": tke_node_ip or the address,
+                       "node_address_var": "tke_node_ip" or "ansible_host", "connection": ...,
+                       "password_set": bool}},
       "settings": {tke_* cluster-wide values},
     }
     """
@@ -144,18 +146,21 @@ def _check_groups(groups, hosts):
 
 
 def _check_hosts(hosts, groups, out):
-    """Per-host address and name rules; return {host: ip} for hosts with a valid address."""
+    """Per-host address and name rules on each node's address (tke_node_ip, else ansible_host: the
+    one every phase uses, inventory_model.node_address); return {host: ip} for hosts with a valid
+    one. The VIP and network rules compare these addresses."""
     ips, seen_ip, seen_name = {}, {}, {}
     for name in sorted(hosts):
-        address = hosts[name].get("address") or name
+        address = hosts[name].get("node_address") or hosts[name].get("address") or name
+        var = hosts[name].get("node_address_var") or "ansible_host"
         ip = parse_ip(address)
         if ip is None:
-            out.append(problem(f"host {name}", "ansible_host",
-                               f"{address!r} is not an IP address; each node's ansible_host must be its "
-                               "cluster IP"))
+            out.append(problem(f"host {name}", var, f"{address!r} is not an IP address; " + (
+                "tke_node_ip must be the node's cluster IP" if var == "tke_node_ip" else
+                "each node's ansible_host must be its cluster IP (or set tke_node_ip to it)")))
         else:
             if ip in seen_ip:
-                out.append(problem(f"host {name}", "ansible_host",
+                out.append(problem(f"host {name}", var,
                                    f"{ip} is also the address of host {seen_ip[ip]}; host IPs must be unique"))
             else:
                 seen_ip[ip] = name

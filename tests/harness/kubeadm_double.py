@@ -1,6 +1,6 @@
 """Put the kubeadm/kubelet test doubles (tests/kubeadm_double) and the kube-apiserver test double
 (tests/apiserver_double) on test hosts: the test's job, never a role's. The roles only know "the
-kubeadm binary at control_plane_kubeadm_bin" (/usr/local/bin); the kubelet double starts the
+kubeadm binary at tke_kubeadm_bin" (/usr/local/bin); the kubelet double starts the
 kube-apiserver double for the kube-apiserver static pod manifest."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Real kubeadm and kubelet cannot be obtained here: tests/kubeadm_double/ holds doubles (kubeadm
 v1.30's CLI, config validation, the files each phase writes; a kubelet that serves the API
 server's health and the cluster's join data). This test installs them on the hosts itself;
-the roles and modules only know "the kubeadm binary at control_plane_kubeadm_bin".
+the roles and modules only know "the kubeadm binary at tke_kubeadm_bin".
 h1 is the first master, h2 joins as a control-plane node, h3 is a worker; etcd is external (one
 member on h1: two masters would make an even stacked etcd, which validation refuses). The
 certificates and kubeconfigs come from the pki phase, as in an install, and kubeadm reuses them.

@@ -86,3 +86,23 @@ def test_every_problem_is_reported_at_once():
                                      ("Reg.tke.com", False), ("-a.com", False), ("a..com", False), ("", False)])
 def test_is_dns_name(name, ok):
     assert r.is_dns_name(name) is ok
+
+
+def test_the_address_rules_read_the_node_address_not_the_connection_address():
+    """A master reached through a name (ansible_host) with its cluster IP in tke_node_ip: the IP,
+    uniqueness, VIP and network rules read tke_node_ip, and a problem with it names that variable."""
+    m = model(masters=("m1", "m2", "m3"), tke_ha_mode="keepalived", tke_vip="10.0.0.100")
+    for n, h in m["hosts"].items():
+        h.update(node_address=h["address"], node_address_var="tke_node_ip", address=f"{n}.mgmt.example")
+    assert messages(m) == []
+    m["hosts"]["m2"]["node_address"] = "10.0.0.100"
+    assert messages(m) == ["host m2: tke_vip: 10.0.0.100 is the address of host m2; the VIP must be a free address"]
+    m["hosts"]["m2"]["node_address"] = "10.0.0.11"
+    assert messages(m) == ["host m2: tke_node_ip: 10.0.0.11 is also the address of host m1; host IPs must be unique"]
+    m["hosts"]["m2"]["node_address"] = "m2.cluster.example"
+    assert messages(m)[0] == ("host m2: tke_node_ip: 'm2.cluster.example' is not an IP address; "
+                              "tke_node_ip must be the node's cluster IP")
+    # keepalived's subnet rule on the node addresses: the VIP beside the cluster IPs, not the names
+    m["hosts"]["m2"]["node_address"] = "10.0.0.12"
+    m["settings"]["tke_vip"] = "10.7.0.100"
+    assert any("10.7.0.100 is not in the subnet of master(s) m1, m2, m3" in x for x in messages(m))
