@@ -27,13 +27,21 @@ _modules_seen = []
 # schedule (which files ran where, and how long each worker sat idle at the end) can be read back
 # (tests/harness/schedule.py)
 _SCHEDULE = os.environ.get("TEST_SCHEDULE_FILE")
+_CONFIG = None
 
 
 def _schedule(nodeid, event):
-    if _SCHEDULE:
+    # (under pytest-xdist the controller process sees every worker's tests start and end too: only
+    # the workers, which know who they are, write)
+    if _SCHEDULE and not (_CONFIG and _CONFIG.pluginmanager.has_plugin("dsession")):
         with open(_SCHEDULE, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "gw0"), "test": nodeid,
+            fh.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": nodeid,
                                  "event": event, "t": round(time.time(), 1)}) + "\n")
+
+
+def pytest_configure(config):
+    global _CONFIG  # pylint: disable=global-statement
+    _CONFIG = config
 
 
 def pytest_runtest_logstart(nodeid, location):
