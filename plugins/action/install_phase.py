@@ -28,7 +28,7 @@ class ActionModule(ActionModuleBase):
     TRANSFERS_FILES = False
     ARGUMENT_SPEC = dict(
         phase=dict(type="str"),
-        state=dict(type="str", choices=["start", "done", "forget", "lock", "versions", "adopt_check", "adopt"], required=True),
+        state=dict(type="str", choices=["start", "done", "forget", "lock", "versions", "plan", "adopt_check", "adopt"], required=True),
         journal=dict(type="path"),
         force=dict(type="raw"),
         skip=dict(type="raw"),
@@ -59,27 +59,15 @@ class ActionModule(ActionModuleBase):
             return self._versions(args, result, task_vars)
         if state in ("adopt_check", "adopt"):
             return self._adopt(state, result, task_vars)
+        if state == "plan":
+            return self._plan(args, result, task_vars)
         if phase not in ij.PHASE_NAMES:
             raise AnsibleActionFail(f"install_phase: unknown phase {phase!r}")
 
-        def var(name, default=None):
-            value = task_vars.get(name, default)
-            return self._templar.template(value) if isinstance(value, str) else value
-
-        path = args.get("journal") or os.path.join(to_text(var("tke_state_dir")), "journal.json")
-        try:
-            force = ij.parse_phase_list(args.get("force", var("force_phases")), "force_phases")
-            skip = ij.parse_phase_list(args.get("skip", var("tke_skip_phases")), "tke_skip_phases")
-            journal = ij.load(read_text(path))
-        except ValueError as exc:
-            raise AnsibleActionFail(f"{path}: {exc}" if "journal" in str(exc) else str(exc))
-        # -e tke_resume=false is a string: typed by the tke role's spec, as install_hook does
-        resume = args.get("resume", inventory_model.tke_setting("tke_resume", var("tke_resume", True)))
+        var, path, journal, force, skip, resume = self._settings(args, task_vars)
 
         # in the inventory's order (the hosts that end a phase come in the order they finished)
-        order = list(task_vars.get("ansible_play_hosts_all") or [])
-        hosts = sorted(args.get("hosts") or task_vars.get("ansible_play_hosts") or [],
-                       key=lambda h: order.index(h) if h in order else len(order))
+        hosts = self._in_order(args.get("hosts") or task_vars.get("ansible_play_hosts") or [], task_vars)
         number, total = ij.phase_number(phase)
         title = f"phase {number}/{total} {phase}"
 
@@ -98,17 +86,9 @@ class ActionModule(ActionModuleBase):
             # during the phase must not count as inputs)
             journal.setdefault("running", {})[phase] = {"started": now, "fingerprints": fingerprints,
                                                         "machines": machines, "names": names}
-            parts = [f"{title}: running on {', '.join(decision['run']) or 'no host'}"]
             # why each host runs (a node added or removed, inputs changed, reinstalled), unless it is
-            # a fresh install
-            if decision["run"] and (decision["skip"] or {decision["why"][h] for h in decision["run"]} != {"new"}):
-                parts[0] += f" ({ij.explain(decision)})"
-            if decision["skip"]:
-                reasons = sorted(set(decision["skip"].values()))
-                for reason in reasons:
-                    names = [h for h, r in decision["skip"].items() if r == reason]
-                    parts.append(f"skipping {', '.join(names)} ({reason})")
-            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], msg="; ".join(parts),
+            # a fresh install; who skips it and why
+            result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], msg=ij.banner(phase, decision),
                           started=now, estimate=ij.last_seconds(journal, phase, decision["run"]))
             if self._task.check_mode:
                 this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
@@ -159,6 +139,68 @@ class ActionModule(ActionModuleBase):
             return result
         # the banner (msg) stays the phase's line; what a hook did is in `hooks`: changed when one changed something
         result["changed"] = any(ran["changed"] for ran in result.get("hooks", {}).values())
+        return result
+
+    def _settings(self, args, task_vars):
+        """(var, the journal's path, the journal, force_phases, tke_skip_phases, tke_resume)."""
+        def var(name, default=None):
+            value = task_vars.get(name, default)
+            return self._templar.template(value) if isinstance(value, str) else value
+
+        path = args.get("journal") or os.path.join(to_text(var("tke_state_dir")), "journal.json")
+        try:
+            force = ij.parse_phase_list(args.get("force", var("force_phases")), "force_phases")
+            skip = ij.parse_phase_list(args.get("skip", var("tke_skip_phases")), "tke_skip_phases")
+            journal = ij.load(read_text(path))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{path}: {exc}" if "journal" in str(exc) else str(exc))
+        # -e tke_resume=false is a string: typed by the tke role's spec, as install_hook does
+        resume = args.get("resume", inventory_model.tke_setting("tke_resume", var("tke_resume", True)))
+        return var, path, journal, force, skip, resume
+
+    @staticmethod
+    def _in_order(hosts, task_vars):
+        order = list(task_vars.get("ansible_play_hosts_all") or [])
+        return sorted(hosts, key=lambda h: order.index(h) if h in order else len(order))
+
+    def _plan(self, args, result, task_vars):
+        """install.yml's plan, before its first phase: each phase's decision as its start will make
+        it - the same inputs, host records, drift and rules, none of which a run changes (what runs
+        register is no input; each host is read once per run) - for the hosts its play will have
+        (its pattern, within this play's hosts: --limit). The phases with no host to run on are
+        returned in `skip_phases`, with the line their start would say, and are not played
+        (playbooks/phase.yml's hosts); the others start as always. Writes nothing; refuses hosts of
+        another site as a start does."""
+        var, path, journal, force, skip, resume = self._settings(args, task_vars)
+        hosts = self._in_order(task_vars.get("ansible_play_hosts") or [], task_vars)
+        groups = task_vars.get("groups", {})
+        this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
+        state_dir = os.path.dirname(path)
+        identity = self._identity(state_dir, var)
+        machines, records = self._host_reads(hosts, task_vars)
+        self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
+        drift = self._host_drift(hosts, task_vars)
+        code = tree_digest("roles", "plugins", "playbooks")
+        skipped, run = [], {}
+        for entry in ij.PHASES:
+            if entry.name not in this_run or entry.name == "validate":
+                continue
+            named = ij.pattern_hosts(entry.hosts, groups)
+            if named is None:
+                run[entry.name] = "its play decides (host pattern " + entry.hosts + ")"
+                continue
+            mine = [h for h in hosts if h in named]
+            fingerprints, names = self._fingerprints(entry.name, mine, task_vars, code=code)
+            decision = ij.decide(journal, entry.name, fingerprints, force=force, skip=skip, resume=resume,
+                                 machines=machines, records=records, names=names, drift=drift)
+            if decision["run"]:
+                run[entry.name] = decision["run"]
+            else:
+                skipped.append({"phase": entry.name, "skip_hosts": decision["skip"],
+                                "msg": ij.banner(entry.name, decision)})
+        result.update(changed=False, skip_phases=[x["phase"] for x in skipped], plan=skipped, run_phases=run,
+                      msg=[x["msg"] for x in skipped] + [f"phases with work: {', '.join(run) or 'none'}"],
+                      _ansible_verbose_always=True)
         return result
 
     def _hook(self, name, result, task_vars):

@@ -108,6 +108,19 @@ class Progress:
             entry["status"] = "skipped"
         return entry
 
+    def planned_skips(self, result):
+        """install_phase state=plan: the phases with no host to run on (not played): each one
+        skipped at once, with its line."""
+        out = []
+        for item in result.get("plan") or []:
+            skip = dict(item.get("skip_hosts") or {})
+            self._see(list(skip))
+            entry = self._entry(kind="phase", name=item.get("phase") or "?", skip=skip,
+                                banner=item.get("msg") or item.get("phase") or "?")
+            entry["end"], entry["status"] = self.clock(), "skipped"
+            out.append(entry)
+        return out
+
     def phase_done(self, result):
         """install_phase state=done: the phase's wall time as this run measured it."""
         entry = self.current if self.current and self.current["kind"] == "phase" else None
@@ -370,6 +383,11 @@ class CallbackModule(DefaultCallback):
         self._handle_warnings_and_exception(result)
         action = {result.task.action, getattr(result.task, "resolved_action", None)}
         if action & PHASE_ACTIONS and not res.get("censored"):
+            if res.get("plan") is not None:
+                self._progress.result(host, "ok", counts_for_host=False)
+                for entry in self._progress.planned_skips(res):
+                    self._print(self._progress.end_line(entry))
+                return None
             if res.get("run_hosts") is not None and res.get("msg"):
                 entry = self._progress.phase_start(res)
                 self._progress.result(host, "ok", counts_for_host=False)

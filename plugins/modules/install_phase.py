@@ -75,9 +75,13 @@ options:
       C(adopt) are playbooks/adopt.yml's: the first fails unless the play's hosts agree on the site
       they record and the state directory holds no C(site.json) (it writes nothing); the second, with
       the PKI store rebuilt, writes C(site.json) and a journal rebuilt from what the hosts record (a
-      phase is done on a host that records it with the fingerprint its inputs have now).
+      phase is done on a host that records it with the fingerprint its inputs have now). C(plan)
+      (install.yml's plan play, before the first phase) makes every phase's C(start) decision at
+      once, for the hosts its play will have, and returns the phases no host runs (C(skip_phases)):
+      C(playbooks/phase.yml) does not play them. It writes nothing and refuses hosts of another site
+      as C(start) does.
     type: str
-    choices: [start, done, forget, lock, versions, adopt_check, adopt]
+    choices: [start, done, forget, lock, versions, plan, adopt_check, adopt]
     required: true
   journal:
     description: >-
@@ -131,6 +135,20 @@ phases_done:
 runs_again:
   description: Per phase, the hosts that record it done with other inputs than they have now (it runs there again).
   returned: state=adopt
+  type: dict
+skip_phases:
+  description: The phases this run goes through that no host runs (done with unchanged inputs, nothing drifted), in order.
+  returned: state=plan
+  type: list
+  elements: str
+plan:
+  description: For each phase of C(skip_phases), its name (C(phase)), the hosts that skip it and why (C(skip_hosts)) and its line (C(msg)).
+  returned: state=plan
+  type: list
+  elements: dict
+run_phases:
+  description: The phases with work, each with the hosts that run it (or why its play decides itself).
+  returned: state=plan
   type: dict
 skip_hosts:
   description: Hosts that skip the phase, with the reason.

@@ -58,6 +58,8 @@ class Phase(NamedTuple):
     tags: tuple = ()
     # the names its entry's variables use (a role's `when`, the host-by-host step's role)
     entry_words: frozenset = frozenset()
+    # its play's host pattern (tke_phase_hosts)
+    hosts: str = "all"
 
 
 def read_phases(path=INSTALL_PLAYBOOK):
@@ -74,7 +76,7 @@ def read_phases(path=INSTALL_PLAYBOOK):
             roles += (serial,) if serial and serial not in roles else ()
             phases.append(Phase(v["tke_phase"], roles, bool(v.get("tke_phase_together", False)),
                                 tuple(v.get("tke_phase_names") or ()), tuple(entry.get("tags") or ()),
-                                _words(yaml.safe_dump(v))))
+                                _words(yaml.safe_dump(v)), str(v.get("tke_phase_hosts", "all"))))
     return tuple(phases)
 
 
@@ -481,6 +483,31 @@ def selected(run_tags=("all",), skip_tags=()):
     return [p.name for p in PHASES if p.name in USER_PHASES
             and (("all" in run and "never" not in p.tags) or run & set(p.tags) or "always" in p.tags)
             and not skip & set(p.tags)]
+
+
+def pattern_hosts(pattern, groups):
+    """The hosts a phase's play pattern names (install.yml's tke_phase_hosts: 'all', group names,
+    joined by ':'), in the inventory's order; None for a pattern of another form (its play decides
+    for itself)."""
+    names = set()
+    for part in str(pattern).split(":"):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", part):
+            return None
+        names.update(groups.get(part) or ())
+    return [h for h in groups.get("all", ()) if h in names]
+
+
+def banner(phase, decision):
+    """A phase's line as its start says it: where it runs, why (unless a fresh install), and which
+    hosts skip it and why."""
+    number, total = phase_number(phase)
+    parts = [f"phase {number}/{total} {phase}: running on {', '.join(decision['run']) or 'no host'}"]
+    if decision["run"] and (decision["skip"] or {decision["why"][h] for h in decision["run"]} != {"new"}):
+        parts[0] += f" ({explain(decision)})"
+    for reason in sorted(set(decision["skip"].values())):
+        names = [h for h, r in decision["skip"].items() if r == reason]
+        parts.append(f"skipping {', '.join(names)} ({reason})")
+    return "; ".join(parts)
 
 
 def not_done(record, skip=(), this_run=USER_PHASES):

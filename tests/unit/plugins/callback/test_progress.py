@@ -76,6 +76,26 @@ def test_a_phase_with_no_host_to_run_is_one_line_at_once():
     assert prog.start_line(entry) == start["msg"]   # no estimate when nothing runs
 
 
+def test_the_phases_the_plan_skips_are_one_line_each_and_skipped_in_the_table():
+    clock = Clock()
+    prog = p.Progress(clock)
+    prog.play("Plan: the phases with work on some host (the others are not played)", ["all"])
+    prog.task("Journal - the phases with work on some host this run")
+    lines = ["phase 2/16 precheck: running on no host; skipping h1, h2 (done x, inputs unchanged)",
+             "phase 4/16 offline: running on no host; skipping h1, h2 (done y, inputs unchanged)"]
+    plan = [{"phase": "precheck", "skip_hosts": {"h1": "done x, inputs unchanged", "h2": "done x, inputs unchanged"},
+             "msg": lines[0]},
+            {"phase": "offline", "skip_hosts": {"h1": "done y, inputs unchanged", "h2": "done y, inputs unchanged"},
+             "msg": lines[1]}]
+    entries = prog.planned_skips({"plan": plan})
+    assert [prog.end_line(e) for e in entries] == lines
+    run_phase(prog, clock)
+    table = prog.table()
+    assert [row.split()[:4] for row in table[1:3]] == [["precheck", "skip", "skip", "skip"],
+                                                         ["offline", "skip", "skip", "skip"]]
+    assert table[3].split()[0] == "host_init"
+
+
 def test_the_phase_table_has_wall_time_and_each_hosts_time_or_skip():
     clock = Clock()
     prog = p.Progress(clock)

@@ -252,6 +252,29 @@ def test_the_phases_are_install_yml_entries_and_each_runs_as_declared():
             assert entry["ansible.builtin.import_playbook"] == "hook.yml" and entry["tags"] == ["hooks"], entry
     # the validate play is tagged validate (and always)
     assert [e for e in entries if (e.get("vars") or {}).get("tke_phase") == "validate"][0]["tags"] == ["validate", "always"]
+    # the plan play (right after validate) carries every phase's tag, so it runs when some phase
+    # does and `--tags validate` contacts no host
+    plan = entries[1]
+    assert plan["name"].startswith("Plan:") and "vars" not in plan, plan
+    assert plan["tags"] == [n for n in j.USER_PHASES if n != "validate"]
+    # every phase's host pattern is one the plan resolves itself
+    assert all(j.pattern_hosts(entry.hosts, {"all": []}) is not None for entry in j.PHASES), \
+        [(entry.name, entry.hosts) for entry in j.PHASES]
+
+
+def test_the_plan_resolves_a_phase_pattern_and_says_its_line_as_the_start_would():
+    groups = {"all": ["m1", "m2", "w1", "e1"], "masters": ["m2", "m1"], "workers": ["w1"], "etcd": ["e1"]}
+    assert j.pattern_hosts("masters:workers", groups) == ["m1", "m2", "w1"]   # in the inventory's order
+    assert j.pattern_hosts("all", groups) == groups["all"] and j.pattern_hosts("registry", groups) == []
+    assert j.pattern_hosts("masters[0]", groups) is None and j.pattern_hosts("all:!etcd", groups) is None
+    assert j.phase("ha").hosts == "masters:workers" and j.phase("etcd").hosts == "etcd"
+    journal = j.record(j.empty(), "ha", FP, "2026-01-01T00:00:00Z")
+    done = j.decide(journal, "ha", FP)
+    number = j.PHASE_NAMES.index("ha") + 1
+    assert j.banner("ha", done) == (f"phase {number}/{len(j.PHASE_NAMES)} ha: running on no host; "
+                                    "skipping h1, h2 (done 2026-01-01T00:00:00Z, inputs unchanged)")
+    again = j.decide(journal, "ha", {"h1": "x", "h2": FP["h2"]})
+    assert j.banner("ha", again).startswith(f"phase {number}/{len(j.PHASE_NAMES)} ha: running on h1")
 
 
 def test_the_readme_phase_table_is_the_phase_list():

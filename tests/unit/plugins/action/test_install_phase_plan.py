@@ -1,0 +1,94 @@
+"""install_phase's plan (install.yml's plan play): every phase's start decision made at once, by the
+action's own code on a state directory - a site with every phase done and recorded on its hosts
+plans no phase; a changed input, a host that lost its record, resume off or a forced phase bring
+exactly the phases their starts would run; --tags and --limit are honoured; nothing is written."""
+import os
+import types
+
+from ansible_collections.offline_pot.tke.plugins.action.install_phase import ActionModule
+from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
+from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import write_private
+
+RECORDS = "/var/lib/offline-pot/phases"
+GROUPS = {"all": ["m1", "w1"], "masters": ["m1"], "workers": ["w1"], "etcd": ["m1"], "registry": ["m1"]}
+PHASES = [n for n in ij.USER_PHASES if n != "validate"]
+
+
+def action():
+    mod = ActionModule.__new__(ActionModule)
+    mod._templar = types.SimpleNamespace(template=lambda value: value)
+    mod._task = types.SimpleNamespace(check_mode=False, diff=False)
+    return mod
+
+
+def task_vars(state_dir, hostvars, **extra):
+    return dict({"tke_state_dir": str(state_dir), "tke_host_record_dir": RECORDS, "tke_k8s_version": "1.30.4",
+                 "groups": GROUPS, "ansible_play_hosts": ["m1", "w1"], "ansible_play_hosts_all": ["m1", "w1"],
+                 "hostvars": hostvars}, **extra)
+
+
+def installed(tmp_path):
+    """A state directory whose journal has every phase done on the hosts its play has, and the
+    hosts' reads recording them with the same fingerprints (what phase_end.yml writes)."""
+    state = tmp_path / ".tke"
+    (state / "pki").mkdir(parents=True)
+    hostvars = {h: {"group_names": [g for g in GROUPS if g != "all" and h in GROUPS[g]], "ansible_host": h,
+                    "tke_network_mtu": 1450} for h in GROUPS["all"]}
+    mod = action()
+    tv = task_vars(state, hostvars)
+    mod._identity(str(state), lambda name, default=None: tv.get(name, default))
+    journal, lines = ij.empty(), {h: ["0123abcd", ""] for h in GROUPS["all"]}
+    for phase in PHASES:
+        hosts = ij.pattern_hosts(ij.phase(phase).hosts, GROUPS)
+        fps, names = mod._fingerprints(phase, hosts, tv)
+        journal = ij.record(journal, phase, fps, "2026-11-26T00:00:00Z", machines={h: "0123abcd" for h in hosts},
+                            names=names)
+        for h, fp in fps.items():
+            lines[h].append(f"{RECORDS}/{phase}:{fp}")
+    write_private(os.path.join(state, "journal.json"), ij.dump(journal))
+    for h in GROUPS["all"]:
+        hostvars[h]["tke_host_read"] = {"rc": 0, "stdout": "\n".join(lines[h]) + "\n"}
+    return state, hostvars
+
+
+def plan(state, hostvars, **extra):
+    return action()._plan({}, {}, task_vars(state, hostvars, **extra))
+
+
+def test_a_site_with_every_phase_done_plans_none_and_says_each_phases_line(tmp_path):
+    state, hostvars = installed(tmp_path)
+    before = (state / "journal.json").read_text()
+    result = plan(state, hostvars)
+    assert result["skip_phases"] == PHASES and result["run_phases"] == {}
+    ha = next(x for x in result["plan"] if x["phase"] == "ha")
+    assert ha["skip_hosts"] == {h: "done 2026-11-26T00:00:00Z, inputs unchanged" for h in ("m1", "w1")}
+    assert ha["msg"].endswith("ha: running on no host; skipping m1, w1 (done 2026-11-26T00:00:00Z, inputs unchanged)")
+    assert (state / "journal.json").read_text() == before   # the plan writes nothing
+
+
+def test_what_a_start_would_run_is_planned_and_nothing_else(tmp_path):
+    state, hostvars = installed(tmp_path)
+    # an input of the network phase only (the MTU) changed on the worker
+    hostvars["w1"]["tke_network_mtu"] = 1400
+    result = plan(state, hostvars)
+    # (the network phase runs together: on both hosts)
+    assert result["run_phases"] == {"network": ["m1", "w1"]}
+    assert result["skip_phases"] == [n for n in PHASES if n != "network"]
+    # a host that lost its record of a phase (wiped) runs it again
+    state, hostvars = installed(tmp_path / "b")
+    hostvars["w1"]["tke_host_read"]["stdout"] = hostvars["w1"]["tke_host_read"]["stdout"].replace(f"{RECORDS}/nodes:", "x:")
+    assert plan(state, hostvars)["run_phases"] == {"nodes": ["w1"]}
+    # resume off: every phase; a forced one: that one
+    assert plan(state, installed(tmp_path / "c")[1], tke_resume=False)["skip_phases"] == []
+    state, hostvars = installed(tmp_path / "d")
+    assert plan(state, hostvars, force_phases="ha")["run_phases"] == {"ha": ["m1", "w1"]}
+
+
+def test_tags_and_limit(tmp_path):
+    state, hostvars = installed(tmp_path)
+    # --tags: only the phases this run goes through are planned
+    assert plan(state, hostvars, ansible_run_tags=["runtime", "ha"])["skip_phases"] == ["runtime", "ha"]
+    # --limit w1: the phases whose hosts are all masters have no host at all in this run
+    hostvars["w1"]["tke_network_mtu"] = 1400
+    limited = plan(state, hostvars, ansible_play_hosts=["w1"])
+    assert limited["run_phases"] == {"network": ["w1"]} and "control_plane" in limited["skip_phases"]
