@@ -585,6 +585,25 @@ def test_kubelet_registers_and_posts_ready_by_the_cni_rule(apiserver, tmp_path):
     kubelet_node.run(flags, {}, "v1.30.4", logs.append, str(cni), stop=lambda n=[0]: (n.append(1), len(n) > 2)[1], tick=0.01)
     code, n = call(apiserver, "GET", "/api/v1/nodes/n1")
     assert next(c for c in n["status"]["conditions"] if c["type"] == "Ready")["status"] == "True", logs
+    # as the real kubelet (nodeStatusReportFrequency): an unchanged status is read every
+    # nodeStatusUpdateFrequency (here every round) but posted only at a run's start (a restarted
+    # kubelet) and then once the report frequency has passed (report=0: every round)
+    patches = []
+    call_api = kubelet_node.KubeconfigClient.call
+
+    def counting(self, method, path, *args):
+        patches.extend([path] if method == "PATCH" else [])
+        return call_api(self, method, path, *args)
+    kubelet_node.KubeconfigClient.call = counting
+    try:
+        for report, posts in ((300, 1), (0, 4)):
+            patches.clear()
+            rounds = []
+            kubelet_node.run(flags, {}, "v1.30.4", logs.append, str(cni), every=0, tick=0.01, report=report,
+                             stop=lambda: (rounds.append(1), len(rounds) > 4)[1])
+            assert patches == ["/api/v1/nodes/n1/status"] * posts, (report, patches)
+    finally:
+        kubelet_node.KubeconfigClient.call = call_api
 
 
 def test_image_check_follows_containerds_credentials(tmp_path):

@@ -1,8 +1,12 @@
 """The kubelet double's part in the API: it registers its Node through its kubelet.conf (as the real
-kubelet's registerWithAPIServer does, pkg/kubelet/kubelet_node_status.go) and posts the Node's status
-every few seconds (nodeStatusUpdateFrequency), its Ready condition by the double's rule: the CNI
-configuration directory holds a valid network config (logic.cni_config_ok), as the real kubelet
-reports the runtime's NetworkReady."""
+kubelet's registerWithAPIServer does, pkg/kubelet/kubelet_node_status.go) and keeps the Node's
+status, its Ready condition by the double's rule: the CNI configuration directory holds a valid
+network config (logic.cni_config_ok), as the real kubelet reports the runtime's NetworkReady.
+As the real kubelet's tryUpdateNodeStatus: every nodeStatusUpdateFrequency (10 s) it reads its Node
+and computes the status; it posts it only when it changed (heartbeat times aside) or
+nodeStatusReportFrequency (5 min) has passed since the last post (KubeletConfiguration v1beta1,
+k8s.io/kubelet/config/v1beta1/types.go: defaults 10s and 5m; the Node Lease it renews every 10 s is
+not modelled)."""
 from __future__ import annotations
 
 import base64
@@ -143,13 +147,21 @@ def parse_taints(s):
     return out
 
 
-def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None, tick=2.0):
+def _without_heartbeats(status):
+    """A Node status with its conditions' lastHeartbeatTime left out: what "changed" compares."""
+    out = dict(status or {})
+    out["conditions"] = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in out.get("conditions") or []]
+    return out
+
+
+def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None, tick=2.0, report=300):
     """Register the Node, then keep its status posted: on a change of the Ready rule at once
     (checked every `tick` seconds), else every `every` seconds. Never returns (unless stop() says so)."""
     name = (flags.get("hostname-override") or socket.gethostname()).lower()
     labels, taints = parse_labels(flags.get("node-labels")), parse_taints(flags.get("register-with-taints"))
     node_ip = flags.get("node-ip") or host_ip(name)
     client, registered, last_ready, last_post, reported = None, False, None, 0.0, None
+    last_report = None   # when the status was last posted (monotonic), None: not yet
     while not (stop and stop()):
         ready = logic.cni_config_ok(cni_dir)
         due = ready != last_ready or time.monotonic() - last_post >= every
@@ -175,10 +187,13 @@ def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None,
                     raise RuntimeError(cur.get("message", code))
                 obj = node_object(name, node_ip, labels, taints, cfg.get("maxPods", 110), version,
                                   ready, cur)
-                code, body = client.call("PATCH", f"/api/v1/nodes/{name}/status", {"status": obj["status"]},
-                                         "application/merge-patch+json")
-                if code != 200:
-                    raise RuntimeError(f"Error updating node status: {body.get('message', code)}")
+                if (last_report is None or time.monotonic() - last_report >= report
+                        or _without_heartbeats(obj["status"]) != _without_heartbeats(cur.get("status"))):
+                    code, body = client.call("PATCH", f"/api/v1/nodes/{name}/status", {"status": obj["status"]},
+                                             "application/merge-patch+json")
+                    if code != 200:
+                        raise RuntimeError(f"Error updating node status: {body.get('message', code)}")
+                    last_report = time.monotonic()
                 if ready != reported:
                     log(f"I node {name} Ready={ready}")
                 last_ready, last_post, reported = ready, time.monotonic(), ready
