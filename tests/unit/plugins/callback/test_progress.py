@@ -91,8 +91,8 @@ def test_the_phases_the_plan_skips_are_one_line_each_and_skipped_in_the_table():
     assert [prog.end_line(e) for e in entries] == lines
     run_phase(prog, clock)
     table = prog.table()
-    assert [row.split()[:4] for row in table[1:3]] == [["precheck", "skip", "skip", "skip"],
-                                                         ["offline", "skip", "skip", "skip"]]
+    skipped = [["precheck", "skip", "skip", "skip"], ["offline", "skip", "skip", "skip"]]
+    assert [row.split()[:4] for row in table[1:3]] == skipped
     assert table[3].split()[0] == "host_init"
 
 
