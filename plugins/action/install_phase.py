@@ -77,7 +77,7 @@ class ActionModule(ActionModuleBase):
             # hosts of another site are refused before anything is written (the journal key included)
             machines, records = self._host_reads(hosts, task_vars)
             self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
-            fingerprints, names = self._fingerprints(phase, hosts, task_vars)
+            fingerprints, names = self._planned(phase, hosts, task_vars) or self._fingerprints(phase, hosts, task_vars)
             now = time.time()
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names,
@@ -163,6 +163,15 @@ class ActionModule(ActionModuleBase):
         order = list(task_vars.get("ansible_play_hosts_all") or [])
         return sorted(hosts, key=lambda h: order.index(h) if h in order else len(order))
 
+    @staticmethod
+    def _planned(phase, hosts, task_vars):
+        """(fingerprints, names) of the phase as this run's plan computed them (tke_plan: the
+        inputs do not change during a run), when it did for every one of these hosts; else None."""
+        planned = ((task_vars.get("tke_plan") or {}).get("fingerprints") or {}).get(phase)
+        if not isinstance(planned, dict) or not all(h in (planned.get("hosts") or {}) for h in hosts):
+            return None
+        return {h: planned["hosts"][h] for h in hosts}, planned.get("names")
+
     def _plan(self, args, result, task_vars):
         """install.yml's plan, before its first phase: each phase's decision as its start will make
         it - the same inputs, host records, drift and rules, none of which a run changes (what runs
@@ -181,7 +190,7 @@ class ActionModule(ActionModuleBase):
         self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
         drift = self._host_drift(hosts, task_vars)
         code = tree_digest("roles", "plugins", "playbooks")
-        skipped, run = [], {}
+        skipped, run, computed = [], {}, {}
         for entry in ij.PHASES:
             if entry.name not in this_run or entry.name == "validate":
                 continue
@@ -191,6 +200,7 @@ class ActionModule(ActionModuleBase):
                 continue
             mine = [h for h in hosts if h in named]
             fingerprints, names = self._fingerprints(entry.name, mine, task_vars, code=code)
+            computed[entry.name] = {"hosts": fingerprints, "names": names}
             decision = ij.decide(journal, entry.name, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names, drift=drift)
             if decision["run"]:
@@ -198,7 +208,9 @@ class ActionModule(ActionModuleBase):
             else:
                 skipped.append({"phase": entry.name, "skip_hosts": decision["skip"],
                                 "msg": ij.banner(entry.name, decision)})
+        # the phases' fingerprints, which their starts take from here (tke_plan) rather than compute again
         result.update(changed=False, skip_phases=[x["phase"] for x in skipped], plan=skipped, run_phases=run,
+                      fingerprints=computed,
                       msg=[x["msg"] for x in skipped] + [f"phases with work: {', '.join(run) or 'none'}"],
                       _ansible_verbose_always=True)
         return result

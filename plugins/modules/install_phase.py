@@ -150,6 +150,13 @@ run_phases:
   description: The phases with work, each with the hosts that run it (or why its play decides itself).
   returned: state=plan
   type: dict
+fingerprints:
+  description: >-
+    Per phase planned, the fingerprint of each host's inputs (C(hosts)) and the hosts its configuration
+    names (C(names)); a phase's C(start) takes them from the registered plan (C(tke_plan)) instead of
+    computing them again.
+  returned: state=plan
+  type: dict
 skip_hosts:
   description: Hosts that skip the phase, with the reason.
   returned: state=start

@@ -92,3 +92,16 @@ def test_tags_and_limit(tmp_path):
     hostvars["w1"]["tke_network_mtu"] = 1400
     limited = plan(state, hostvars, ansible_play_hosts=["w1"])
     assert limited["run_phases"] == {"network": ["w1"]} and "control_plane" in limited["skip_phases"]
+
+
+def test_a_start_takes_the_fingerprints_the_plan_computed(tmp_path):
+    state, hostvars = installed(tmp_path)
+    tv = task_vars(state, hostvars)
+    result = plan(state, hostvars)
+    tv["tke_plan"] = result
+    mod = action()
+    mod._pki_dir = str(state / "pki")
+    computed = mod._fingerprints("ha", ["m1", "w1"], tv)
+    assert mod._planned("ha", ["m1", "w1"], tv) == computed
+    # a host the plan did not compute (another play's hosts): computed by the start itself
+    assert mod._planned("ha", ["m1", "w9"], tv) is None and mod._planned("ha", ["m1"], {}) is None
