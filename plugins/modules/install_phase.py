@@ -150,13 +150,6 @@ run_phases:
   description: The phases with work, each with the hosts that run it (or why its play decides itself).
   returned: state=plan
   type: dict
-fingerprints:
-  description: >-
-    Per phase planned, the fingerprint of each host's inputs (C(hosts)) and the hosts its configuration
-    names (C(names)); a phase's C(start) takes them from the registered plan (C(tke_plan)) instead of
-    computing them again.
-  returned: state=plan
-  type: dict
 skip_hosts:
   description: Hosts that skip the phase, with the reason.
   returned: state=start
@@ -212,8 +205,10 @@ fingerprints:
     Host -> the fingerprint the phase is recorded with (each host records it too, root-only): an
     HMAC-SHA256 keyed with the site's journal key (C(tke/journal.key) in the controller's PKI store,
     made with the site's first phase and kept on the masters by the pki phase), since the inputs hold
-    secrets.
-  returned: state=done
+    secrets. With I(state=plan), per phase planned, the fingerprint of each host's inputs
+    (C(hosts)) and the hosts its configuration names (C(names)); a phase's C(start) takes them from
+    the registered plan (C(tke_plan)) instead of computing them again.
+  returned: state=done or state=plan
   type: dict
 hooks:
   description: Hook name -> what running it gave (C(hook) path, C(rc), C(changed), C(seconds), C(msg), C(stdout_lines) the tail of its output).
