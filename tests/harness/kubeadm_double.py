@@ -40,8 +40,7 @@ def load(version: str, monkeypatch):
 
 
 def ssh_argv(th, name: str) -> list[str]:
-    return ["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "BatchMode=yes", f"root@{th.ip(name)}"]
+    return th.ssh_argv(name)
 
 
 def _skip(path: Path) -> bool:

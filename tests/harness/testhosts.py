@@ -5,6 +5,7 @@ systemd-nspawn container reached over real SSH; nothing here fakes a host.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
@@ -72,6 +73,7 @@ class TestHosts:
 
     def reset(self, *names: str) -> None:
         """Give the named hosts a fresh root filesystem (as new machines)."""
+        self._close_connections(*names)
         _script(self.th_id, "reset", *[n.lstrip("h") for n in names])
         for name in names:
             # which site's folder it records next is not known here (the test may install it again
@@ -79,27 +81,64 @@ class TestHosts:
             self.site_dirs[name] = ""
 
     def down(self, *names: str) -> None:
+        self._close_connections(*names)
         _script(self.th_id, "down", *[n.lstrip("h") for n in names], check=False)
 
     def destroy(self) -> None:
+        self._close_connections(*(f"h{n}" for n in range(1, 100)))
         _script(self.th_id, "destroy", check=False)
 
     # --- use ---------------------------------------------------------------------------
-    def ssh(self, name: str, command: str, check: bool = True, user: str = "root",
-            timeout: int = 120) -> subprocess.CompletedProcess:
+    # The harness's own commands share one SSH connection per host and user (OpenSSH multiplexing:
+    # a login costs this machine about 0.1 s of CPU, a session on an open connection a tenth of
+    # that); Ansible's runs never use these connections (their own ssh, their own logins). A
+    # host that goes down or is reset has its connections closed first.
+    def _control_path(self, name: str, user: str) -> str:
+        folder = Path("/tmp") / f"testhosts-ssh-{os.getuid()}-{self.th_id}"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return str(folder / f"{user}@{name}")
+
+    def _close_connections(self, *names: str) -> None:
+        for name in names:
+            for user in ("root", "ops"):
+                path = self._control_path(name, user)
+                if os.path.exists(path):
+                    subprocess.run(["ssh", "-q", "-o", f"ControlPath={path}", "-O", "exit", "host"],
+                                   capture_output=True, timeout=10, check=False)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+
+    def ssh_argv(self, name: str, user: str = "root", mux: bool = True) -> list[str]:
+        """ssh's arguments up to the command (for a caller that streams stdin or stdout)."""
         argv = ["ssh", "-q", "-i", self.key, "-o", "StrictHostKeyChecking=no",
-                "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes",
-                "-o", "ConnectTimeout=5", f"{user}@{self.ip(name)}", command]
-        res = subprocess.run(argv, text=True, capture_output=True, timeout=timeout, check=False)
+                "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
+        if mux:
+            argv += ["-o", "ControlMaster=auto", "-o", f"ControlPath={self._control_path(name, user)}",
+                     "-o", "ControlPersist=60", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"]
+        return argv + [f"{user}@{self.ip(name)}"]
+
+    def ssh(self, name: str, command: str, check: bool = True, user: str = "root",
+            timeout: int = 120, mux: bool = True) -> subprocess.CompletedProcess:
+        """command on the host as user; mux=False: a login of its own (one sshd counts)."""
+        res = subprocess.run(self.ssh_argv(name, user, mux) + [command], text=True, capture_output=True,
+                             timeout=timeout, check=False)
+        if res.returncode == 255 and mux and subprocess.run(
+                ["ssh", "-q", "-o", f"ControlPath={self._control_path(name, user)}", "-O", "check", "host"],
+                capture_output=True, timeout=10, check=False).returncode != 0:
+            # not the command's own 255: the shared connection died under it (its host cut off a
+            # while), so once more on a login of its own
+            self._close_connections(name)
+            res = subprocess.run(self.ssh_argv(name, user, False) + [command], text=True, capture_output=True,
+                                 timeout=timeout, check=False)
         if check and res.returncode != 0:
             raise AssertionError(f"{name}: {command!r} exited {res.returncode}\n"
                                  f"stdout: {res.stdout}\nstderr: {res.stderr}")
         return res
 
     def ssh_logins(self, name: str) -> int:
-        """Accepted logins in the host's sshd log so far (this look is one of them): around a run,
-        whether the run contacted the host."""
-        out = self.ssh(name, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true")
+        """Accepted logins in the host's sshd log so far (this look is one of them: a login of its
+        own): around a run, whether the run contacted the host."""
+        out = self.ssh(name, "journalctl -u ssh -u sshd --no-pager -o cat | grep -c '^Accepted' || true", mux=False)
         return int(out.stdout.strip() or 0)
 
     def kubectl_client(self, name: str = "h1", version: str | None = None) -> str:
@@ -118,10 +157,8 @@ class TestHosts:
         have = self.ssh(name, "sha256sum /usr/local/bin/kubectl 2>/dev/null", check=False).stdout.split()[:1]
         if have != [want[1]]:
             with open(binary, "rb") as src:
-                argv = ["ssh", "-q", "-i", self.key, "-o", "StrictHostKeyChecking=no",
-                        "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", f"root@{self.ip(name)}",
-                        "cat > /usr/local/bin/kubectl.part && chmod 0755 /usr/local/bin/kubectl.part && "
-                        "mv /usr/local/bin/kubectl.part /usr/local/bin/kubectl"]
+                argv = self.ssh_argv(name) + ["cat > /usr/local/bin/kubectl.part && chmod 0755 /usr/local/bin/kubectl.part "
+                                              "&& mv /usr/local/bin/kubectl.part /usr/local/bin/kubectl"]
                 subprocess.run(argv, stdin=src, check=True, timeout=300)
         return want[0]
 

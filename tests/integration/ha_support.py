@@ -34,9 +34,7 @@ def self_signed() -> tuple[bytes, bytes]:
 
 
 def put(hosts, name: str, path: str, data: bytes, mode: str = "0600") -> None:
-    argv = ["ssh", "-q", "-i", hosts.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "BatchMode=yes", f"root@{hosts.ip(name)}",
-            f"mkdir -p $(dirname {path}) && cat > {path} && chmod {mode} {path}"]
+    argv = hosts.ssh_argv(name) + [f"mkdir -p $(dirname {path}) && cat > {path} && chmod {mode} {path}"]
     subprocess.run(argv, input=data, check=True, timeout=60)
 
 

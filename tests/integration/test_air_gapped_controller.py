@@ -37,8 +37,7 @@ def test_controller_without_network_installs_the_site_from_the_pack(testhosts, t
     for h in doc["all"]["hosts"].values():
         h["ansible_ssh_private_key_file"] = "/srv/site/id_site"
     inv.write_text(yaml.safe_dump(doc))
-    ssh = ["ssh", "-q", "-i", testhosts.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-           f"root@{testhosts.ip('h1')}"]
+    ssh = testhosts.ssh_argv("h1")
     testhosts.ssh("h1", "mkdir -p /srv/site")
     tar = subprocess.Popen(["tar", "-C", str(pack.parent), "-c", pack.name], stdout=subprocess.PIPE)
     subprocess.run(ssh + ["tar -C /srv/site -x"], stdin=tar.stdout, check=True)

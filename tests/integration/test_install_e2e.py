@@ -158,10 +158,8 @@ def test_rerun_changes_nothing_on_any_host(testhosts, site, installed):
     # changed something reports changed: count only the collection's own tasks
     ours = [t for t in again.changed_tasks() if not HOOK_TASK.match(t)]
     assert ours == [], again.explain()
-    # check mode over every phase of the installed site: it runs through and would change nothing
-    check = run_playbook(INSTALL, site["inv"], "--check", "--diff", *NO_RESUME)
-    assert check.rc == 0, check.explain()
-    assert [t for t in check.changed_tasks() if not HOOK_TASK.match(t)] == [], check.explain()
+    # (check mode over every phase of an installed site, journal off: test_site_faults.py, whose
+    # secrets scan reads that run's output)
     # the default re-run: every phase and hook done, nothing runs, nothing changes
     noop = run_playbook(INSTALL, site["inv"])
     assert noop.rc == 0 and noop.changed_hosts() == {}, noop.explain()

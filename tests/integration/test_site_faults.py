@@ -1,6 +1,9 @@
 """A whole site with three keepalived masters on the three test hosts, then the faults a live
 site meets, sharing the one install (CI budget):
 
+- check mode over every phase of the installed site with the journal off runs through and would
+  change nothing (the one whole-site check-mode proof on an installed site: test_install_e2e
+  re-converges its site for real, test_check_mode previews a fresh one);
 - every secret of the site stays out of every host's journal and /var/log, the controller's
   output, and every world-readable file, after an install, a check-mode run with the journal off,
   and a --check --diff preview of a change of every password (whose files show masked diffs);
@@ -74,6 +77,12 @@ def installed(site):
         print(f"{name}: rc={runs[name].rc} {time.monotonic() - start:.0f} s")
         assert runs[name].rc == 0, runs[name].explain()
     return runs
+
+
+def test_check_mode_over_the_installed_site_changes_nothing(installed):
+    check = installed["check"]
+    assert check.changed_tasks() == [], check.explain()
+    assert set(check.stats) == set(MASTERS), check.explain()
 
 
 # --- secrets -------------------------------------------------------------------------------
@@ -158,8 +167,7 @@ for root in ("/etc", "/var/lib", "/var/log", "/root", "/home", "/opt", "/srv", "
 
 
 def ssh_bytes(th, h, command, stdin=b""):
-    res = subprocess.run(["ssh", "-q", "-i", th.key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                          "-o", "BatchMode=yes", f"root@{th.ip(h)}", command],
+    res = subprocess.run(th.ssh_argv(h) + [command],
                          input=stdin, capture_output=True, timeout=300, check=True)
     return res.stdout
 
