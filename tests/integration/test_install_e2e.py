@@ -158,8 +158,14 @@ def test_rerun_changes_nothing_on_any_host(testhosts, site, installed):
     # changed something reports changed: count only the collection's own tasks
     ours = [t for t in again.changed_tasks() if not HOOK_TASK.match(t)]
     assert ours == [], again.explain()
-    # (check mode over every phase of an installed site, journal off: test_site_faults.py, whose
-    # secrets scan reads that run's output)
+    # check mode with the journal off over a phase with a hook (nodes/after): the hook runs in check
+    # mode too (its marker is not written) and nothing changes (check mode over every phase of an
+    # installed site: test_site_faults.py, whose secrets scan reads that run's output)
+    logged = hook_log(testhosts)
+    check = run_playbook(INSTALL, site["inv"], "--check", "--diff", "--tags", "nodes", "-v", *NO_RESUME)
+    assert check.rc == 0, check.explain()
+    assert [t for t in check.changed_tasks() if not HOOK_TASK.match(t)] == [], check.explain()
+    assert "hook nodes/after (" in check.output and hook_log(testhosts) == logged, check.explain()
     # the default re-run: every phase and hook done, nothing runs, nothing changes
     noop = run_playbook(INSTALL, site["inv"])
     assert noop.rc == 0 and noop.changed_hosts() == {}, noop.explain()
