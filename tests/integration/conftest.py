@@ -52,6 +52,29 @@ def pytest_runtest_logfinish(nodeid, location):
     _schedule(nodeid, "end")
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with a worker given its next file only when its current one is down to its
+    last test (pytest-xdist's own gives it at the last two: a worker holds its last test back until
+    it knows the next one, or that there is none). A file's next one is chosen late, by whichever
+    worker is about to be free: the schedule (tests/run_all.sh's order, longest first) ends with the
+    short files on every worker, not with a long one queued early behind another."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LastTestAhead(LoadFileScheduling):
+        def _reschedule(self, node):
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+    return LastTestAhead(config, log)
+
+
 def th_id() -> int:
     """This process's harness instance: TH_ID, plus the pytest-xdist worker's number."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
