@@ -13,8 +13,8 @@ def test_pinned_image_for_a_version_and_for_the_network():
 
 
 def test_unknown_version_or_image_fails_naming_it():
-    with pytest.raises(AnsibleFilterError, match="Kubernetes 1.32.0: the images kubeadm needs"):
-        pinned_image("pause", "1.32.0")
+    with pytest.raises(AnsibleFilterError, match="Kubernetes 1.37.0: the images kubeadm needs"):
+        pinned_image("pause", "1.37.0")
     with pytest.raises(AnsibleFilterError, match="no pinned image named 'cilium'"):
         pinned_image("cilium")
 
