@@ -5,11 +5,7 @@ double runs); or, when no etcd answers there (no etcd binary on the host for the
 run), a file on this host (then masters do NOT share objects).
 
 Both give what the API server needs from etcd: a cluster-wide monotonic revision (resourceVersion
-= the key's mod_revision, as the real API server does), create-if-absent and update-if-unchanged.
-
-etcd's reads go through a watch cache (Mirror) when it is current, as kube-apiserver's cacher serves
-consistent reads (ConsistentListFromCache): one `etcdctl watch -i` for the double's life instead of an
-etcdctl process (and a TLS handshake with etcd) per read."""
+= the key's mod_revision, as the real API server does), create-if-absent and update-if-unchanged."""
 from __future__ import annotations
 
 import base64
@@ -18,7 +14,6 @@ import json
 import os
 import subprocess
 import threading
-import time
 
 
 class StoreUnavailable(Exception):
@@ -28,8 +23,7 @@ class StoreUnavailable(Exception):
 class EtcdStore:
     """etcd v3 through etcdctl (-w json): the collection's etcd is configured by a file, which leaves
     etcd's HTTP/JSON gateway off (its default comes from the command-line flag only), and a gRPC
-    client is not available on the hosts; etcdctl speaks etcd's gRPC API with mutual TLS. Writes
-    are one etcdctl process each; reads come from the Mirror when it is current."""
+    client is not available on the hosts; etcdctl speaks etcd's gRPC API with mutual TLS."""
 
     kind = "etcd"
 
@@ -40,7 +34,6 @@ class EtcdStore:
             if f:
                 self.base.append(f"--{flag}={f}")
         self.endpoints = endpoints
-        self.mirror = None           # Mirror, once etcd answered (open_store)
 
     def _run(self, args, stdin=None):
         try:
@@ -59,21 +52,11 @@ class EtcdStore:
     def _kv(kv):
         return json.loads(base64.b64decode(kv["value"])), int(kv.get("mod_revision", 0))
 
-    def _current(self):
-        """The watch cache, when it holds etcd's current revision (else None: read etcd itself)."""
-        return self.mirror if self.mirror is not None and self.mirror.current() else None
-
     def get(self, key):
-        mirror = self._current()
-        if mirror is not None:
-            return mirror.get(key)
         kvs = self._run(["get", key]).get("kvs") or []
         return self._kv(kvs[0]) if kvs else None
 
     def list(self, prefix):
-        mirror = self._current()
-        if mirror is not None:
-            return mirror.list(prefix)
         r = self._run(["get", "--prefix", prefix])
         return [self._kv(kv) for kv in r.get("kvs") or []], int(r["header"]["revision"])
 
@@ -103,147 +86,7 @@ class EtcdStore:
         self._run(["del", "--prefix", prefix])
 
     def revision(self):
-        mirror = self._current()
-        if mirror is not None:
-            return max(mirror.revision, mirror.progress)
         return int(self._run(["get", "/registry/health"])["header"]["revision"])
-
-
-class Mirror:
-    """Every key of the store's etcd, kept current by one watch (`etcdctl watch -i`, every key from
-    the revision after one full read): the double's watch cache. A read asks etcd for the watch's
-    progress first (`progress`: etcd's RequestProgress, which kube-apiserver's cacher sends for a
-    consistent read from cache, storage/cacher/cacher.go): the answer carries etcd's revision when
-    it took the request, and the cache serves the read once its events have reached it. Every
-    revision is some key's event (the watch covers every key), so none is missed. etcd answers in
-    order, and a newer etcd may skip a request (a watcher catching up, watchable_store.go), so the
-    n-th answer is never older than the n-th request: a read waits for the answer with its own
-    number. One not answered within 2 s goes to etcd itself and starts the cache again, as do a
-    cancelled watch (a compaction), an answer older than the events the cache had when it asked
-    (etcd restored from a snapshot) and etcd down."""
-
-    WAIT = 2.0
-
-    def __init__(self, store):
-        self.store = store
-        self.cond = threading.Condition()
-        self.proc = None
-        self.kv = {}                 # key -> (JSON text, mod_revision)
-        self.revision = 0            # the newest event applied (after the full read: its revision)
-        self.progress = 0            # the revision of the newest progress answer
-        self.asked = self.answered = 0
-        self.broken = True
-        self.retry_at = 0.0
-        self._start()
-
-    def _start(self):
-        old, self.proc = self.proc, None
-        if old is not None:
-            old.kill()
-            old.wait()
-        try:
-            proc = subprocess.Popen(self.store.base + ["watch", "-i"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, text=True, bufsize=1,
-                                    env=dict(os.environ, ETCDCTL_API="3"))
-        except OSError:
-            self.retry_at = time.monotonic() + 5
-            return
-        try:
-            full = self.store._run(["get", "--prefix", ""])
-        except StoreUnavailable:
-            proc.kill()
-            proc.wait()
-            self.retry_at = time.monotonic() + 5
-            return
-        rev = int(full["header"]["revision"])
-        with self.cond:
-            self.kv = {_text(kv["key"]): (_text(kv["value"]), int(kv["mod_revision"])) for kv in full.get("kvs") or []}
-            self.revision = self.progress = rev
-            self.asked = self.answered = 0
-            self.proc = proc
-            self.broken = False
-        proc.stdin.write(f'watch --prefix --rev={rev + 1} ""\n')
-        proc.stdin.flush()
-        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
-
-    def _read(self, proc):
-        for line in proc.stdout:
-            if not line.startswith("{"):
-                continue                      # "progress notify: N" (the JSON answer follows)
-            resp = json.loads(line)
-            with self.cond:
-                if proc is not self.proc:
-                    return
-                if resp.get("Canceled") or resp.get("CompactRevision"):
-                    self.broken = True
-                elif resp.get("Events"):
-                    for ev in resp["Events"]:
-                        kv = ev["kv"]
-                        if ev.get("type") == 1:          # DELETE
-                            self.kv.pop(_text(kv["key"]), None)
-                        else:
-                            self.kv[_text(kv["key"])] = (_text(kv.get("value", "")), int(kv["mod_revision"]))
-                        self.revision = max(self.revision, int(kv["mod_revision"]))
-                else:                                   # the answer to a progress request
-                    self.answered += 1
-                    self.progress = int(resp["Header"]["revision"])
-                self.cond.notify_all()
-        with self.cond:
-            if proc is self.proc:
-                self.broken = True
-                self.cond.notify_all()
-
-    def current(self) -> bool:
-        """True when the cache holds etcd's current revision (asked now); False: read etcd itself."""
-        with self.cond:
-            restart = self.broken and time.monotonic() >= self.retry_at
-            if restart:
-                self.retry_at = time.monotonic() + 5      # one thread starts it again, the others read etcd
-            elif not self.broken:
-                self.asked += 1
-                mine, floor = self.asked, self.revision
-                try:
-                    self.proc.stdin.write("progress\n")
-                    self.proc.stdin.flush()
-                except (OSError, ValueError):
-                    self.broken = True
-                deadline = time.monotonic() + self.WAIT
-
-                def wait(until):
-                    while not self.broken and not until():
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            self.broken, self.retry_at = True, 0.0
-                            return
-                        self.cond.wait(left)
-                wait(lambda: self.answered >= mine)
-                # etcd's revision when it took the request: not older than the events the cache had
-                # then, unless etcd went back (restored from a snapshot: the cache starts again)
-                target = self.progress
-                if not self.broken and target < floor:
-                    self.broken, self.retry_at = True, 0.0
-                # then the events up to it (etcd 3.4 answers on another path than the events, so
-                # either can come first: etcd issue 15220)
-                wait(lambda: self.revision >= target)
-                return not self.broken
-        if restart:
-            self._start()
-        return False
-
-    def get(self, key):
-        with self.cond:
-            got = self.kv.get(key)
-        return (json.loads(got[0]), got[1]) if got else None
-
-    def list(self, prefix):
-        with self.cond:
-            items = sorted((k, v) for k, v in self.kv.items() if k.startswith(prefix))
-            rev = max(self.progress, self.revision)
-        return [(json.loads(text), r) for dummy, (text, r) in items], rev
-
-
-def _text(b64: str) -> str:
-    return base64.b64decode(b64).decode("utf-8", "replace")
 
 
 class FileStore:
@@ -359,7 +202,6 @@ def open_store(args, file_path, tries=3, wait=1.0, log=print, etcd_wait=0.0, fil
     while True:
         try:
             st.ping()
-            st.mirror = Mirror(st)
             log(f"I storage: etcd {','.join(servers)}")
             return st
         except StoreUnavailable as e:
