@@ -79,6 +79,14 @@ def test_objects_are_shared_by_the_masters_and_validated(cluster):
     # the other master's API double reads it from the same etcd
     code, seen = h2.call("GET", "/api/v1/namespaces/demo/configmaps/settings")
     assert code == 200 and seen["metadata"]["uid"] == cm["metadata"]["uid"] and seen["data"] == {"a": "1"}
+    # every write on one master is read at once on the other (both read the same etcd)
+    for i in range(2, 7):
+        code, cm = h1.call("PUT", "/api/v1/namespaces/demo/configmaps/settings",
+                           {**cm, "data": {"a": str(i)}})
+        assert code == 200, cm
+        code, seen = h2.call("GET", "/api/v1/namespaces/demo/configmaps/settings")
+        want = (200, {"a": str(i)}, cm["metadata"]["resourceVersion"])
+        assert (code, seen["data"], seen["metadata"]["resourceVersion"]) == want, seen
     code, again = h2.call("POST", "/api/v1/namespaces/demo/configmaps",
                           {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}})
     assert (code, again["reason"]) == (409, "AlreadyExists")
