@@ -63,7 +63,7 @@ K8S = {"versions": ["1.30.4"], "network_plugins": ["calico"], "images_dir": "/bu
 
 @pytest.mark.parametrize("k8s,error", [
     ({**K8S, "versions": ["1.31.15"]}, "kubernetes.versions: Kubernetes 1.31.15: the images kubeadm needs for it are not "
-                                      "confirmed here"),
+                                       "confirmed here"),
     ({**K8S, "versions": ["v1.30"]}, "is not a release like 1.30.4"),
     ({**K8S, "versions": []}, "kubernetes.versions: list the Kubernetes release(s)"),
     ({**K8S, "network_plugins": ["weave"]}, "kubernetes.network_plugins: 'weave' is not one of calico, flannel"),
