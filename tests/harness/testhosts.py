@@ -6,6 +6,7 @@ systemd-nspawn container reached over real SSH; nothing here fakes a host.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shlex
 import subprocess
@@ -85,7 +86,7 @@ class TestHosts:
         _script(self.th_id, "down", *[n.lstrip("h") for n in names], check=False)
 
     def destroy(self) -> None:
-        self._close_connections(*(f"h{n}" for n in range(1, 100)))
+        self._close_connections()
         _script(self.th_id, "destroy", check=False)
 
     # --- use ---------------------------------------------------------------------------
@@ -93,20 +94,31 @@ class TestHosts:
     # a login costs this machine about 0.1 s of CPU, a session on an open connection a tenth of
     # that); Ansible's runs never use these connections (their own ssh, their own logins). A
     # host that goes down or is reset has its connections closed first.
-    def _control_path(self, name: str, user: str) -> str:
+    @functools.cached_property
+    def _ssh_dir(self) -> Path:
+        """This instance's connection sockets, <user>@<host> (made once per object)."""
         folder = Path("/tmp") / f"testhosts-ssh-{os.getuid()}-{self.th_id}"
         folder.mkdir(mode=0o700, exist_ok=True)
-        return str(folder / f"{user}@{name}")
+        return folder
+
+    def _control_path(self, name: str, user: str) -> str:
+        return str(self._ssh_dir / f"{user}@{name}")
+
+    @staticmethod
+    def _control(path: str, op: str) -> int:
+        """`ssh -O op` on the connection at path (check: is it alive; exit: close it)."""
+        return subprocess.run(["ssh", "-q", "-o", f"ControlPath={path}", "-O", op, "host"],
+                              capture_output=True, timeout=10, check=False).returncode
 
     def _close_connections(self, *names: str) -> None:
-        for name in names:
-            for user in ("root", "ops"):
-                path = self._control_path(name, user)
-                if os.path.exists(path):
-                    subprocess.run(["ssh", "-q", "-o", f"ControlPath={path}", "-O", "exit", "host"],
-                                   capture_output=True, timeout=10, check=False)
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(path)
+        """The named hosts' connections (every user's), or every connection of this instance."""
+        paths = ([self._control_path(n, u) for n in names for u in ("root", "ops")] if names
+                 else [str(p) for p in self._ssh_dir.iterdir()])
+        for path in paths:
+            if os.path.exists(path):
+                self._control(path, "exit")
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
 
     def ssh_argv(self, name: str, user: str = "root", mux: bool = True) -> list[str]:
         """ssh's arguments up to the command (for a caller that streams stdin or stdout)."""
@@ -122,9 +134,7 @@ class TestHosts:
         """command on the host as user; mux=False: a login of its own (one sshd counts)."""
         res = subprocess.run(self.ssh_argv(name, user, mux) + [command], text=True, capture_output=True,
                              timeout=timeout, check=False)
-        if res.returncode == 255 and mux and subprocess.run(
-                ["ssh", "-q", "-o", f"ControlPath={self._control_path(name, user)}", "-O", "check", "host"],
-                capture_output=True, timeout=10, check=False).returncode != 0:
+        if res.returncode == 255 and mux and self._control(self._control_path(name, user), "check") != 0:
             # not the command's own 255: the shared connection died under it (its host cut off a
             # while), so once more on a login of its own
             self._close_connections(name)
