@@ -74,6 +74,13 @@ class ActionModule(ActionModuleBase):
         state_dir = os.path.dirname(path)
         identity = self._identity(state_dir, var)
         if state == "start":
+            # every host was read by install.yml's plan (roles/tke/tasks/plan.yml), the one read of the run
+            hostvars = task_vars.get("hostvars", {})
+            unread = [h for h in hosts if "skipped" in (hostvars.get(h, {}).get("tke_host_read") or {"skipped": True})]
+            if unread:
+                raise AnsibleActionFail(
+                    f"{phase}: {', '.join(unread)} not read this run: install.yml's plan play reads every host "
+                    "before the first phase (it is tagged 'always': do not skip that tag)")
             # hosts of another site are refused before anything is written (the journal key included)
             machines, records = self._host_reads(hosts, task_vars)
             self._refuse_foreign(identity, state_dir, hosts, records, task_vars)

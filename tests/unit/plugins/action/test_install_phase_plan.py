@@ -5,6 +5,9 @@ exactly the phases their starts would run; --tags and --limit are honoured; noth
 import os
 import types
 
+import pytest
+from ansible.errors import AnsibleActionFail
+
 from ansible_collections.offline_pot.tke.plugins.action.install_phase import ActionModule
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as ij
 from ansible_collections.offline_pot.tke.plugins.plugin_utils._controller import write_private
@@ -105,3 +108,19 @@ def test_a_start_takes_the_fingerprints_the_plan_computed(tmp_path):
     assert mod._planned("ha", ["m1", "w1"], tv) == computed
     # a host the plan did not compute (another play's hosts): computed by the start itself
     assert mod._planned("ha", ["m1", "w9"], tv) is None and mod._planned("ha", ["m1"], {}) is None
+
+
+def test_a_start_refuses_hosts_the_plan_did_not_read(tmp_path):
+    # install.yml's plan (tagged always) is the run's one read of the hosts; a phase that starts
+    # without it (--skip-tags always) says so, naming the hosts, before anything is written
+    state, hostvars = installed(tmp_path)
+    hostvars["w1"]["tke_host_read"] = {"skipped": True, "changed": False}
+    before = (state / "journal.json").read_text()
+    with pytest.raises(AnsibleActionFail) as err:
+        action().run_action({"state": "start", "phase": "nodes"}, {}, task_vars(state, hostvars))
+    assert str(err.value) == ("nodes: w1 not read this run: install.yml's plan play reads every host before the "
+                              "first phase (it is tagged 'always': do not skip that tag)")
+    del hostvars["m1"]["tke_host_read"]
+    with pytest.raises(AnsibleActionFail, match="^nodes: m1, w1 not read this run"):
+        action().run_action({"state": "start", "phase": "nodes"}, {}, task_vars(state, hostvars))
+    assert (state / "journal.json").read_text() == before
