@@ -6,7 +6,7 @@
 Private to the collection. Pure functions, no Ansible import: unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_phases.py.
 
-Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.31 and
+Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.32 and
 cmd/kubeadm/app/cmd/phases/{init,join}): file names below are the ones kubeadm writes under
 /etc/kubernetes (kubeconfigs, pki/, manifests/) and /var/lib/kubelet.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-SUPPORTED_MINORS = (28, 29, 30, 31)
+SUPPORTED_MINORS = (28, 29, 30, 31, 32)
 
 # certificate pairs written by "certs all" (relative to the cert dir)
 _CA_PAIRS = ("ca", "front-proxy-ca")

@@ -45,8 +45,8 @@ INSTALL = {"containerd": "/usr/local/bin/containerd", "containerd-shim-runc-v2":
            "ctr": "/usr/local/bin/ctr", "runc": "/usr/local/sbin/runc", "registry": "/usr/local/bin/registry",
            "etcd": "/usr/local/bin/etcd"}
 GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
-# kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_30/31.VERSION)
-DOUBLE_VERSIONS = ("1.30.4", "1.31.1")
+# kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_3*.VERSION)
+DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13")
 
 
 def double_launchers(bindir: Path, work: Path) -> list[dict]:
@@ -144,8 +144,8 @@ def busybox_layer(busybox: bytes) -> bytes:
 
 
 # The Kubernetes releases and network plugins the fixture pack serves (the kubeadm double acts
-# as v1.30.4 or v1.31.1: tests/kubeadm_double/cli_v1_3*.py).
-K8S_VERSIONS = ["1.30.4", "1.31.1"]
+# as v1.30.4, v1.31.1 or v1.32.13: tests/kubeadm_double/cli_v1_3*.py).
+K8S_VERSIONS = list(DOUBLE_VERSIONS)
 NETWORK_PLUGINS = ["flannel", "calico"]
 
 

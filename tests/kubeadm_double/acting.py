@@ -5,6 +5,9 @@ tests/harness/fixture_pack.py), else the file `version` beside the programs (wri
 tests install the doubles), else 1.30."""
 import os
 
+# the releases the double has a table for (cli_v1_<minor>.py)
+ACTS_AS = ("1.30", "1.31", "1.32")
+
 
 def acting_version(here):
     v = os.environ.get("KUBEADM_DOUBLE_VERSION", "")
@@ -15,6 +18,6 @@ def acting_version(here):
         except OSError:
             v = "1.30"
     v = v.lstrip("v")
-    if v not in ("1.30", "1.31"):
-        raise SystemExit(f"kubeadm double: cannot act as kubeadm {v} (1.30 or 1.31)")
+    if v not in ACTS_AS:
+        raise SystemExit(f"kubeadm double: cannot act as kubeadm {v} ({', '.join(ACTS_AS)})")
     return v

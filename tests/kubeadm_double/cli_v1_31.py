@@ -15,14 +15,23 @@ Sources (facts read, not code copied):
 - cmd/kubeadm/app/preflight/checks.go of the v1beta4 era (ImagePullSerial): RunChecks writes the
   report to stderr and returns "preflight checks failed".
 - validation.go of that era: isAllowedFlag also accepts "yes" with --config.
+- release notes of v1.31 (kubernetes/sig-release releases/release-1.31/release-notes/
+  release-notes-draft.md): klog's hidden flags are no longer accepted (#125179: --alsologtostderr,
+  --log-backtrace-at, --log-dir, --logtostderr, --log-file, --log-file-max-size, --one-output,
+  --skip-log-headers, --stderrthreshold, --vmodule); "init phase kubelet-finalize" gains
+  enable-client-cert-rotation, the replacement of experimental-cert-rotation, which is deprecated
+  (#124419: kubeadm prints a warning when it is used; the double does not reproduce that line).
 """
 # the double's CLI module for v1.31: what v1.30 had unchanged is re-exported from here
-from cli_v1_30 import (BOOL_FLAGS, GLOBAL, INIT as _INIT, JOIN as _JOIN, JOIN_NO_ARGS, MIX_ALLOWED as _MIX,  # noqa: F401 pylint: disable=unused-import
+from cli_v1_30 import (BOOL_FLAGS, GLOBAL as _GLOBAL, INIT as _INIT, JOIN as _JOIN, JOIN_NO_ARGS, MIX_ALLOWED as _MIX,  # noqa: F401 pylint: disable=unused-import
                        TOKEN)
 
 VERSION = "v1.31.1"
 MIX_ALLOWED = _MIX | {"yes"}
-INIT = {**_INIT, "certs sa": {"cert-dir", "config", "dry-run", "kubernetes-version"}}
+INIT = {**_INIT, "certs sa": {"cert-dir", "config", "dry-run", "kubernetes-version"},
+        "kubelet-finalize enable-client-cert-rotation": _INIT["kubelet-finalize experimental-cert-rotation"]}
+GLOBAL = _GLOBAL - {"alsologtostderr", "log-backtrace-at", "log-dir", "logtostderr", "log-file", "log-file-max-size",
+                    "one-output", "skip-log-headers", "stderrthreshold", "vmodule"}
 JOIN = {k: v for k, v in _JOIN.items() if k != "control-plane-join update-status"}
 KUBEADM_APIS = {"kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta4"}
 DEPRECATED_APIS = {"kubeadm.k8s.io/v1beta3"}

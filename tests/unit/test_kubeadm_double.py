@@ -435,3 +435,56 @@ def test_kubelet_double_follows_the_manifests_content(tmp_path):
     assert kubelet.pod_command(str(manifest), None)[3] == before
     write("v1.31.2")
     assert kubelet.pod_command(str(manifest), None)[3] != before
+
+
+# ---------------------------------------------------------------- each release's command line (cli_v1_3*.py)
+@pytest.fixture
+def double132(monkeypatch):
+    return _load("1.32", monkeypatch)
+
+
+NEEDS_CONFIG = "the double needs --config (the collection always passes one)"
+
+
+def test_1_31_refuses_klogs_hidden_flags_and_keeps_v(double131):
+    # release note #125179 (v1.31): --vmodule, --log-file ... are no longer allowed; -v is
+    assert _main_error(double131, ["init", "phase", "certs", "all", "--vmodule=x=2"]).startswith("unknown flag: --vmodule")
+    assert _main_error(double131, ["init", "phase", "certs", "all", "--log_file=/tmp/x"]).startswith(
+        "unknown flag: --log-file")
+    assert _main_error(double131, ["init", "phase", "certs", "all", "--v=5"]) == NEEDS_CONFIG
+
+
+def test_kubelet_finalize_sub_phases_per_release(double, double131, double132):
+    rotation = ["init", "phase", "kubelet-finalize", "enable-client-cert-rotation"]
+    experimental = ["init", "phase", "kubelet-finalize", "experimental-cert-rotation"]
+    # 1.30: only the experimental one; 1.31: both (#124419); 1.32: the experimental one removed (#126913)
+    assert 'unknown command "enable-client-cert-rotation"' in _main_error(double, rotation)
+    assert _main_error(double131, rotation) == _main_error(double131, experimental) == NEEDS_CONFIG
+    assert _main_error(double132, rotation) == NEEDS_CONFIG
+    assert 'unknown command "experimental-cert-rotation"' in _main_error(double132, experimental)
+
+
+def test_double_as_1_32_accepts_the_rendered_configuration_and_refuses_a_1_30_control_plane(double132, tmp_path,
+                                                                                              capsys):
+    docs = double132.load_config(_write(tmp_path, _init("1.32.13")), "init")
+    assert docs["ClusterConfiguration"]["kubernetesVersion"] == "v1.32.13"
+    join = double132.load_config(_write(tmp_path, kc.build("join", "1.32.13", {}, NODE, JOIN)), "join")
+    assert join["JoinConfiguration"]["controlPlane"]["certificateKey"] == "b" * 64
+    assert "strict decoding error" not in capsys.readouterr().err
+    _fails(double132, tmp_path, _init("1.30.4"), "control plane version >= 1.31.0. Current version: v1.30.4")
+
+
+def test_a_1_32_feature_gate_is_refused_by_1_31_and_accepted_by_1_32(double131, double132, tmp_path):
+    for d, version in ((double131, "1.31.1"), (double132, "1.32.13")):
+        docs = _init(version)
+        _kind(docs, "ClusterConfiguration")["featureGates"] = {"NodeLocalCRISocket": True}
+        if d is double131:
+            _fails(d, tmp_path, docs, "NodeLocalCRISocket is not a valid feature name.")
+        else:
+            assert d.load_config(_write(tmp_path, docs), "init")["ClusterConfiguration"]["featureGates"]
+
+
+def test_print_manifest_mixes_with_config_from_1_32(double131, double132):
+    argv = ["init", "phase", "addon", "coredns", "--config", "x", "--print-manifest"]
+    assert "can not mix '--config' with arguments [print-manifest]" in _main_error(double131, argv)
+    assert "can not mix" not in _main_error(double132, argv)

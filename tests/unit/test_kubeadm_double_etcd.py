@@ -58,7 +58,7 @@ CLUSTER = {"kubernetesVersion": "v1.30.4", "imageRepository": "registry.tke.com/
            "etcd": {"local": {"dataDir": "/var/lib/etcd", "extraArgs": {"quota-backend-bytes": "6442450944"}}}}
 
 
-@pytest.fixture(params=["1.30", "1.31"])
+@pytest.fixture(params=["1.30", "1.31", "1.32"])
 def double(request, monkeypatch, tmp_path):
     mod = kubeadm_double.load(request.param, monkeypatch)
     monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))

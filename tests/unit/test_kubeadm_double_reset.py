@@ -11,7 +11,7 @@ import yaml
 from harness.kubeadm_double import load as _load
 
 
-@pytest.fixture(params=["1.30", "1.31"])
+@pytest.fixture(params=["1.30", "1.31", "1.32"])
 def node(request, monkeypatch, tmp_path):
     """The double, acting as kubeadm 1.30 / 1.31, over a scratch node with a master's kubeadm files."""
     mod = _load(request.param, monkeypatch)

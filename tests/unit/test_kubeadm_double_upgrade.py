@@ -75,3 +75,35 @@ def test_node_takes_config_from_1_31(d130, monkeypatch):
     with pytest.raises(d130.Fail) as e:
         d130.main(["upgrade", "node", "--config", "/x"])
     assert str(e.value).startswith("unknown flag: --config")
+
+
+@pytest.fixture
+def d132(monkeypatch):
+    return _load("1.32", monkeypatch)
+
+
+def test_1_32_upgrades_from_1_31_only(d132):
+    assert d132.version_policy("v1.31.1", "v1.32.13", {"h1": "v1.31.1"}) == ([], [])
+    mandatory, dummy = d132.version_policy("v1.30.4", "v1.32.13", {})
+    assert mandatory == ['Specified version to upgrade to "v1.32.13" is too high; kubeadm can upgrade only 1 minor '
+                         'version at a time']
+    assert d132.to_upload_api({"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration"},
+                              "v1.32.13")["apiVersion"] == "kubeadm.k8s.io/v1beta4"
+
+
+def test_1_32_upgrade_flags_and_phases(d131, d132):
+    # #127123: apply's --feature-gates removed in 1.32 (plan keeps it); #126032: apply gains --skip-phases
+    assert "unknown flag: --feature-gates" in _fail(d132, ["upgrade", "apply", "v1.32.13", "--feature-gates", "a=true"])
+    assert "unknown flag: --skip-phases" in _fail(d131, ["upgrade", "apply", "v1.31.1", "--skip-phases", "addon"])
+    # the double runs the phased sub-commands whole: a selection is refused, never ignored
+    assert _fail(d132, ["upgrade", "apply", "v1.32.13", "--skip-phases", "addon"]) == (
+        "the double does not skip phases of 'kubeadm upgrade apply' (the collection skips none)")
+    assert _fail(d132, ["upgrade", "node", "phase", "addon"]) == (
+        "the double does not run 'kubeadm upgrade node phase ...' (the collection runs the whole command)")
+    assert _fail(d131, ["upgrade", "apply", "phase", "addon"]) == "accepts at most 1 arg(s), received 2"
+
+
+def _fail(double, argv):
+    with pytest.raises(double.Fail) as e:
+        double.main(argv)
+    return str(e.value)

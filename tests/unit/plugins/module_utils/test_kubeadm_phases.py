@@ -5,12 +5,12 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_pha
 
 
 @pytest.mark.parametrize("version,api", [("1.28.13", "kubeadm.k8s.io/v1beta3"), ("1.30.4", "kubeadm.k8s.io/v1beta3"),
-                                         ("v1.31.1", "kubeadm.k8s.io/v1beta4")])
+                                         ("v1.31.1", "kubeadm.k8s.io/v1beta4"), ("1.32.13", "kubeadm.k8s.io/v1beta4")])
 def test_api_version_per_kubernetes_version(version, api):
     assert kp.kubeadm_api_version(version) == api
 
 
-@pytest.mark.parametrize("version", ["1.27.9", "1.32.0", "latest", "1.30"])
+@pytest.mark.parametrize("version", ["1.27.9", "1.33.0", "latest", "1.30"])
 def test_unsupported_versions_are_refused(version):
     with pytest.raises(ValueError):
         kp.kubeadm_api_version(version)
