@@ -464,8 +464,7 @@ def test_kubelet_finalize_sub_phases_per_release(double, double131, double132):
     assert 'unknown command "experimental-cert-rotation"' in _main_error(double132, experimental)
 
 
-def test_double_as_1_32_accepts_the_rendered_configuration_and_refuses_a_1_30_control_plane(double132, tmp_path,
-                                                                                              capsys):
+def test_double_as_1_32_accepts_its_configuration_and_refuses_a_1_30_control_plane(double132, tmp_path, capsys):
     docs = double132.load_config(_write(tmp_path, _init("1.32.13")), "init")
     assert docs["ClusterConfiguration"]["kubernetesVersion"] == "v1.32.13"
     join = double132.load_config(_write(tmp_path, kc.build("join", "1.32.13", {}, NODE, JOIN)), "join")

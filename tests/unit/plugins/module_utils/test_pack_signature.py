@@ -3,29 +3,11 @@ import json
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519, ec
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature as ps
-
-
-def keypair(tmp_path, name="owner"):
-    key = ed25519.Ed25519PrivateKey.generate()
-    path = tmp_path / f"{name}.key"
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
-    pub = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                        serialization.PublicFormat.SubjectPublicKeyInfo).decode()
-    return path, pub
-
-
-def pack(tmp_path):
-    d = tmp_path / "pack"
-    (d / "bin").mkdir(parents=True)
-    (d / "bin" / "runc").write_bytes(b"runc binary")
-    m = pm.build_manifest("p", "1", pm.scan_tree(str(d)), {})
-    (d / pm.MANIFEST_NAME).write_text(pm.dump_manifest(m))
-    return d
+from harness.signed_packs import keypair, pack
 
 
 def test_signed_pack_verifies_and_signing_again_changes_nothing(tmp_path):
