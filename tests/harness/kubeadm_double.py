@@ -50,6 +50,16 @@ def load(version: str, monkeypatch):
     return mod
 
 
+def main_error(double, argv: list[str]) -> str:
+    """The message of the double's failure for this command line (a module from load()); a command
+    that does not fail is an AssertionError."""
+    try:
+        double.main(argv)
+    except double.Fail as e:
+        return str(e)
+    raise AssertionError(f"kubeadm {' '.join(argv)}: did not fail")
+
+
 def ssh_argv(th, name: str) -> list[str]:
     return th.ssh_argv(name)
 

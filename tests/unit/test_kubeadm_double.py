@@ -20,6 +20,7 @@ def _warnings_file(tmp_path, monkeypatch):
 
 
 _load = kubeadm_double.load
+_main_error = kubeadm_double.main_error
 
 
 @pytest.fixture
@@ -233,12 +234,6 @@ def test_a_cri_socket_without_scheme_is_prefixed_with_a_warning(double, tmp_path
 
 
 # ---------------------------------------------------------------- the command line
-def _main_error(double, argv):
-    with pytest.raises(double.Fail) as e:
-        double.main(argv)
-    return str(e.value)
-
-
 @pytest.mark.parametrize("argv,message", [
     (["init", "phase", "certs", "all", "--config", "x", "--bogus"], "unknown flag: --bogus"),
     (["init", "phase", "certs", "all", "--config", "x", "--cert-dir", "/x"], "can not mix '--config' with arguments [cert-dir]"),
