@@ -6,16 +6,26 @@
 Private to the collection. Pure functions, no Ansible import: unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_phases.py.
 
-Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.32 and
+Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.33 and
 cmd/kubeadm/app/cmd/phases/{init,join}): file names below are the ones kubeadm writes under
 /etc/kubernetes (kubeconfigs, pki/, manifests/) and /var/lib/kubelet.
+
+The kubelet's local mode (kubeadm feature gate ControlPlaneKubeletLocalMode, beta and on by default
+from 1.33, GA from 1.35; KEP-4471 and phases/join/{kubelet,controlplanejoin}.go, docs/kubernetes_releases.md):
+the kubelet of a master talks to its own API server (init, join and upgrade write that into
+kubelet.conf), and a join splits: kubelet-start no longer waits for the TLS bootstrap, the stacked
+etcd member joins in the top-level phase etcd-join (control-plane-join's etcd sub-phase runs only with
+the gate off) and kubelet-wait-bootstrap waits for the kubelet afterwards.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 
-SUPPORTED_MINORS = (28, 29, 30, 31, 32)
+SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33)
+# the first minor whose kubeadm runs with ControlPlaneKubeletLocalMode on (a cluster upgraded from an
+# older one has no featureGates in its kubeadm-config, so its upgrades and joins follow the default too)
+LOCAL_MODE_FROM = 33
 
 # certificate pairs written by "certs all" (relative to the cert dir)
 _CA_PAIRS = ("ca", "front-proxy-ca")
@@ -39,6 +49,24 @@ def kubeadm_api_version(version: str) -> str:
     return "kubeadm.k8s.io/v1beta4" if m >= 31 else "kubeadm.k8s.io/v1beta3"
 
 
+def kubelet_local_mode(version: str) -> bool:
+    """Whether kubeadm of this release points a master's kubelet at the master's own API server."""
+    return minor(version) >= LOCAL_MODE_FROM
+
+
+def join_phases(version: str, control_plane: bool) -> list[str]:
+    """The kubeadm join phases a node runs, in kubeadm's order for its release (TKE's order: the
+    phases one by one, each recorded; wait-control-plane is left out: the roles wait themselves)."""
+    if kubelet_local_mode(version):
+        if control_plane:
+            return ["preflight", "control-plane-prepare all", "kubelet-start", "etcd-join", "kubelet-wait-bootstrap",
+                    "control-plane-join all"]
+        return ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+    if control_plane:
+        return ["preflight", "control-plane-prepare all", "kubelet-start", "control-plane-join all"]
+    return ["preflight", "kubelet-start"]
+
+
 def _pairs(names):
     out = []
     for n in names:
@@ -53,6 +81,8 @@ def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool =
     server): it runs when its fingerprint is missing or differs.
     """
     m = minor(version)
+    local_mode = m >= LOCAL_MODE_FROM
+    etcd_manifest = ["manifests/etcd.yaml"] if stacked_etcd else []
     kubelet = ["/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"]
     control_plane = [f"manifests/{c}.yaml" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")]
     etcd_pairs = _pairs(_ETCD_PAIRS) if stacked_etcd else []
@@ -72,9 +102,13 @@ def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool =
         ("join", "control-plane-prepare all"): _pairs(_LEAF_PAIRS)
         + [p for p in etcd_pairs if not p.startswith("pki/etcd/ca")]
         + ["admin.conf", "controller-manager.conf", "scheduler.conf"] + control_plane,
-        ("join", "kubelet-start"): ["kubelet.conf"] + kubelet,
-        ("join", "control-plane-join all"): ["manifests/etcd.yaml"] if stacked_etcd else [],
+        # the local mode's kubelet-start leaves kubelet.conf to the bootstrap kubelet-wait-bootstrap waits for
+        ("join", "kubelet-start"): ([] if local_mode else ["kubelet.conf"]) + kubelet,
+        ("join", "control-plane-join all"): [] if local_mode else etcd_manifest,
     }
+    if local_mode:
+        table[("join", "etcd-join")] = etcd_manifest
+        table[("join", "kubelet-wait-bootstrap")] = ["kubelet.conf"]
     try:
         return list(table[(command, phase)])
     except KeyError:
@@ -95,6 +129,8 @@ _PREREQUISITES = {
     ("join", "control-plane-prepare all"): ["preflight"],
     ("join", "kubelet-start"): ["preflight"],
     ("join", "control-plane-join all"): ["control-plane-prepare all", "kubelet-start"],
+    ("join", "etcd-join"): ["control-plane-prepare all", "kubelet-start"],
+    ("join", "kubelet-wait-bootstrap"): ["kubelet-start"],
 }
 
 
@@ -170,14 +206,21 @@ def fingerprint(command: str, phase: str, config_text: str, args: list[str]) -> 
 # Phases that check a node before its first join only: once recorded they never run again
 # (kubeadm's join preflight fails on a node that has joined: its kubelet.conf exists).
 RUN_ONCE = {("join", "preflight")}
+# Phases that belong to a node's way in only: on a node whose join completed (the last phase of its
+# list recorded) they do not run, also when never recorded: a master that joined under 1.32 has no
+# etcd-join record, and its etcd member exists (kubeadm would add it again).
+JOIN_ONLY = {("join", "preflight"), ("join", "etcd-join"), ("join", "kubelet-wait-bootstrap")}
 
 
 def decide(missing: list[str], recorded: str | None, desired: str | None, force: bool = False,
-           once: bool = False) -> tuple[bool, str]:
+           once: bool = False, joined: str = "") -> tuple[bool, str]:
     """Whether a phase must run, and why (pure: the module gathers the facts). desired None: the
-    configuration is not written yet (check mode: an earlier task would write it)."""
+    configuration is not written yet (check mode: an earlier task would write it). joined: for a
+    JOIN_ONLY phase, the recorded final phase of a join that completed ("" when it did not)."""
     if force:
         return True, "forced"
+    if joined:
+        return False, f"the node completed its join ({joined} recorded)"
     if once and recorded is not None and not missing:
         return False, "runs only before the node's first join (recorded)"
     if missing:

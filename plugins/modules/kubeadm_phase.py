@@ -47,7 +47,11 @@ options:
     choices: [init, join]
     required: true
   phases:
-    description: The phases and sub-phases, in order, as given to kubeadm, for example C(certs all) or C(kubelet-start).
+    description:
+      - The phases and sub-phases, in order, as given to kubeadm, for example C(certs all) or C(kubelet-start).
+      - For C(join), the last one marks a completed join; once it is recorded, the phases that belong to a node's
+        way in only (C(preflight), C(etcd-join), C(kubelet-wait-bootstrap)) do not run again.
+      - The join phases of a release come from the filter P(offline_pot.tke.kubeadm_join_phases#filter).
     type: list
     elements: str
     required: true
@@ -188,7 +192,7 @@ def _recorded(p, phases):
     return {ph: os.path.exists(os.path.join(p["state_dir"], kp.state_name(p["command"], ph))) for ph in phases}
 
 
-def _one(module, p, phase, config_text):
+def _one(module, p, phase, config_text, joined=""):
     """Decide and (unless check mode) run one phase; returns its result, raises _Failed."""
     args = list(p["phase_args"].get(phase) or [])
     try:
@@ -200,7 +204,9 @@ def _one(module, p, phase, config_text):
     record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
     recorded = _read(record)
     missing = [a for a in artifacts if not os.path.exists(a)]
-    run, reason = kp.decide(missing, recorded, desired, p["force"], once=(p["command"], phase) in kp.RUN_ONCE)
+    key = (p["command"], phase)
+    run, reason = kp.decide(missing, recorded, desired, p["force"], once=key in kp.RUN_ONCE,
+                            joined=joined if key in kp.JOIN_ONLY else "")
     argv = kp.argv(p["kubeadm"], p["command"], phase, p["config"], args)
     result = dict(phase=phase, ran=False, would_run=run, reason=reason, fingerprint=desired, artifacts=artifacts,
                   missing=missing, cmd=kp.mask_args(argv),
@@ -255,9 +261,12 @@ def main():
     if config_text is None and not module.check_mode:
         module.fail_json(msg=f"kubeadm configuration {p['config']} does not exist")
     results, failure = [], None
+    # a join whose final phase is recorded has completed: its join-only phases stay behind it
+    final = phases[-1]
+    joined = final if p["command"] == "join" and _recorded(p, [final])[final] else ""
     for phase in phases:
         try:
-            results.append(_one(module, p, phase, config_text))
+            results.append(_one(module, p, phase, config_text, "" if phase == final else joined))
         except _Failed as e:
             failure = e.args[0]
             results.append(e.args[1])

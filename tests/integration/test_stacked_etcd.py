@@ -9,10 +9,12 @@ command line; the kube-apiserver double of every master stores its objects in th
 https://127.0.0.1:2379. So every master's API answers with the same cluster, also when the VIP
 holder is gone.
 
-The site installs Kubernetes 1.32.13, the newest release the collection offers (the doubles act
-as kubeadm and kubelet 1.32, the API double validates with the 1.32 schemas, the official
-kubectl 1.32 reads it): 1.32's kubeadm still adds a joining master's stacked etcd member in
-`join phase control-plane-join` (from 1.33 that is the `etcd-join` phase, docs/kubeadm.md).
+The site installs Kubernetes 1.33.13, the newest release the collection offers (the doubles act
+as kubeadm and kubelet 1.33, the API double validates with the 1.33 schemas, the official
+kubectl 1.33 reads it), with a worker (h4): kubeadm 1.33 runs in the kubelet's local mode, so a
+joining master adds its stacked etcd member in `join phase etcd-join` and every join waits for its
+kubelet in `kubelet-wait-bootstrap` (docs/kubeadm.md); each master's kubelet talks to its own API
+server, the worker's to the endpoint. A second run changes nothing.
 """
 import json
 from pathlib import Path
@@ -20,11 +22,14 @@ from pathlib import Path
 from harness import fixture_pack, kubeadm_double
 from harness.playbook import TOP, run_playbook
 from harness.sites import vip
+from harness.testhosts import TestHosts
 
 import ha_support as ha
 
 INSTALL = TOP / "install.yml"
 MASTERS = ["h1", "h2", "h3"]
+WORKER = "h4"
+NODES = MASTERS + [WORKER]
 ETCDCTL = ("ETCDCTL_API=3 etcdctl --endpoints={ep} --cacert=/etc/kubernetes/pki/etcd/ca.crt "
            "--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt --key=/etc/kubernetes/pki/etcd/healthcheck-client.key ")
 
@@ -43,14 +48,23 @@ def members(th, host, endpoint="https://127.0.0.1:2379"):
 
 
 def test_three_stacked_masters_share_one_etcd(testhosts, tmp_path):
-    th = testhosts
+    th = TestHosts(th_id=testhosts.th_id, count=4)
+    th.reset(WORKER)
+    th.up()
+    try:
+        three_stacked_masters_and_a_worker(th, tmp_path)
+    finally:
+        th.down(WORKER)
+
+
+def three_stacked_masters_and_a_worker(th, tmp_path):
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
     kubeadm_double.install(th)
     the_vip = vip(th)
     inv = th.write_inventory(
-        tmp_path / "hosts.yml", groups={"masters": MASTERS, "registry": ["h1"]},
+        tmp_path / "hosts.yml", groups={"masters": MASTERS, "workers": [WORKER], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": the_vip, "tke_site_pack": str(pack),
-                    "tke_k8s_version": "1.32.13", "site_repo_packages": ["conntrack", "socat"],
+                    "tke_k8s_version": "1.33.13", "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
     result = run_playbook(INSTALL, inv)
@@ -70,15 +84,36 @@ def test_three_stacked_masters_share_one_etcd(testhosts, tmp_path):
         log = th.ssh(h, "journalctl -u kubelet --no-pager", timeout=60).stdout
         assert "I storage: etcd https://127.0.0.1:2379" in log and "W storage: no etcd answers" not in log, (h, log[-3000:])
 
-    # every master's own API server lists the same three nodes, at 1.32 (the official kubectl 1.32)
+    # the joins ran 1.33's phases: the member in etcd-join, the kubelet waited for afterwards
+    def join_phases(h):
+        log = th.ssh(h, "grep '^join phase' /var/log/kubeadm-double.log").stdout
+        return [line.split()[2] for line in log.splitlines()]
+    for h in ("h2", "h3"):
+        assert join_phases(h) == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
+                                  "kubelet-wait-bootstrap", "control-plane-join"], h
+    assert join_phases(WORKER) == ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+    # the local mode: each master's kubelet talks to its own API server, the worker's to the endpoint
+    for h in NODES:
+        server = th.ssh(h, "sed -n 's/^ *server: //p' /etc/kubernetes/kubelet.conf").stdout.strip()
+        assert server == (f"https://{th.ip(h)}:6443" if h in MASTERS else "https://api.tke.com:6443"), (h, server)
+
+    # every master's own API server lists the same four nodes, at 1.33 (the official kubectl 1.33)
     for h in MASTERS:
-        assert th.kubectl_client(h) == "v1.32.3"
+        assert th.kubectl_client(h) == "v1.33.9"
     for h in MASTERS:
-        assert node_names(th, h, th.ip(h)) == MASTERS, h
+        assert node_names(th, h, th.ip(h)) == NODES, h
     nodes = json.loads(kubectl(th, "h1", th.ip("h1"), "get nodes -o json").stdout)["items"]
     assert {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes} == \
-        {h: "v1.32.13" for h in MASTERS}
-    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.32.13"
+        {h: "v1.33.13" for h in NODES}
+    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.33.13"
+    # kubeadm read every kubeconfig the PKI phase placed without a warning (its server is the expected one)
+    for h in NODES:
+        warned = th.ssh(h, "cat /var/log/kubeadm-double-warnings.log 2>/dev/null || true").stdout
+        assert "unexpected API Server URL" not in warned, (h, warned)
+
+    # a second run changes nothing: no phase runs again (etcd-join and kubelet-wait-bootstrap included)
+    again = run_playbook(INSTALL, inv)
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     # an object written through one master is read through the others
     kubectl(th, "h2", th.ip("h2"), "-n default create configmap stacked-proof --from-literal=by=h2")
     for h in ("h1", "h3"):
@@ -92,7 +127,7 @@ def test_three_stacked_masters_share_one_etcd(testhosts, tmp_path):
     rest = [h for h in MASTERS if h != gone]
     ha.wait_until(lambda: ha.holders(th, MASTERS, the_vip) not in ([], [gone]), 30, f"the VIP leaves {gone}")
     for h in rest:
-        assert node_names(th, h, the_vip) == MASTERS, h
+        assert node_names(th, h, the_vip) == NODES, h
         assert "h2" in kubectl(th, h, the_vip, "-n default get configmap stacked-proof -o jsonpath={.data.by}").stdout
     # the two members left keep quorum; the third is still a member
     assert sorted(m["name"] for m in members(th, rest[0])) == MASTERS

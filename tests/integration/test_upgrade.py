@@ -1,6 +1,6 @@
 """playbooks/upgrade.yml on an installed 1.30 site: 3 masters with the keepalived VIP, 1 worker
-(h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1 and
-1.32.13 (launchers of the doubles acting as that version). In order, on one install (CI budget):
+(h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
+1.32.13 and 1.33.13 (launchers of the doubles acting as that version). In order, on one install (CI budget):
 
 - a skew of two minors is refused before anything is touched, naming tke_k8s_version and the
   cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
@@ -13,8 +13,10 @@
   (the official kubectl through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.31.1,
   etcd was backed up first;
 - the chain goes on, one minor at a time: 1.31.1 -> 1.32.13 (kubeadm 1.32 reads the v1beta4 its
-  1.31 predecessor uploaded), every Node at v1.32.13 as the official kubectl 1.32 lists them -> a
-  further run changes nothing.
+  1.31 predecessor uploaded), every Node at v1.32.13 as the official kubectl 1.32 lists them ->
+  1.33.13, where kubeadm's local mode points each master's kubelet at its own API server, as the
+  collection's PKI phase renders it for 1.33 (its check-mode run changes nothing) -> a further run
+  changes nothing.
 """
 from __future__ import annotations
 
@@ -132,11 +134,11 @@ def snapshots(th) -> int:
 def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     th = four
     run = run_playbook(UPGRADE, site["inv"], "-e", json.dumps(
-        {"tke_k8s_version": "1.33.0", "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.13", "1.33.0"]}))
+        {"tke_k8s_version": "1.34.0", "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.0"]}))
     assert run.rc != 0
-    assert ("all: tke_k8s_version: 1.33.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
+    assert ("all: tke_k8s_version: 1.34.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
             "kubeadm upgrades one minor version at a time: upgrade to 1.31 first") in run.output, run.explain()
-    assert "carries no kubeadm 1.33.0 (it has: 1.30.4, 1.31.1, 1.32.13)" in run.output
+    assert "carries no kubeadm 1.34.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13)" in run.output
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
@@ -205,6 +207,10 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
                 if n.get("spec", {}).get("unschedulable")], "a node is left cordoned"
 
 
+def kubelet_server(th, h):
+    return th.ssh(h, "sed -n 's/^ *server: //p' /etc/kubernetes/kubelet.conf").stdout.strip()
+
+
 def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four, site):
     th = four
     if kubelet_versions(th) != {h: "v1.31.1" for h in NODES}:
@@ -223,9 +229,26 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     assert th.kubectl_client("h1", "1.32") == "v1.32.3"
     assert kubelet_versions(th) == {h: "v1.32.13" for h in NODES}
     assert json.loads(kubectl(th, "get --raw /version"))["gitVersion"] == "v1.32.13"
+
+    # 1.32.13 -> 1.33.13: kubeadm 1.33 runs in the kubelet's local mode, its upgrade points each master's
+    # kubelet at the master's own API server (the worker's keeps the endpoint)
+    assert {h: kubelet_server(th, h) for h in NODES} == {h: "https://api.tke.com:6443" for h in NODES}
+    step = timed("upgrade 1.32.13 -> 1.33.13", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.33.13")
+    assert step.rc == 0, step.explain()
+    assert ("cluster v1.32.13 -> v1.33.13: every node upgraded (the API reports kubelet v1.33.13 on h1, h2, h3, h4)"
+            in " ".join(step.output.split())), step.explain()
+    assert records(th) == {h: "v1.33.13" for h in NODES}
+    assert th.kubectl_client("h1", "1.33") == "v1.33.9"
+    assert kubelet_versions(th) == {h: "v1.33.13" for h in NODES}
+    assert {h: kubelet_server(th, h) for h in NODES} == {
+        **{h: f"https://{th.ip(h)}:6443" for h in MASTERS}, WORKER: "https://api.tke.com:6443"}
+    # which is what the PKI phase renders for 1.33: it finds nothing to put back (check mode)
+    pki = timed("pki phase at 1.33.13, check mode", INSTALL, site["inv"], "--tags", "pki", "--check", "--diff",
+                "-e", "tke_k8s_version=1.33.13")
+    assert pki.rc == 0 and pki.changed_hosts() == {}, pki.explain()
     logs = {h: upgrade_log(th, h) for h in NODES}
 
-    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.32.13")
+    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.33.13")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert {h: upgrade_log(th, h) for h in NODES} == logs
     print("[timing]", TIMES)

@@ -55,7 +55,8 @@ def _host(address: str) -> str:
 
 
 def learner_mode(feature_gates: dict | None) -> bool:
-    """EtcdLearnerMode (beta, on by default, in the versions the double acts as: 1.30, 1.31)."""
+    """EtcdLearnerMode: on by default (beta in 1.30 and 1.31, GA in 1.32, the gate removed in 1.33,
+    where a joining member is always a learner first)."""
     return bool((feature_gates or {}).get("EtcdLearnerMode", True))
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
+from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases
+
 CA_DAYS = 3650          # kubeadm: 10-year CAs
 CERT_DAYS = 365         # kubeadm: 1-year leaves
 RENEW_DAYS = 30         # TKE/kubeadm: renew within 30 days of expiry
@@ -213,22 +215,32 @@ def _unique_hosts(hosts) -> list:
 
 def kubeconfig_specs(c: Cluster) -> list:
     """kubeadm's kubeconfigs: admin/super-admin/kubelet use the control-plane endpoint,
-    controller-manager and scheduler the master's own address (kubeadm's LocalAPIEndpoint)."""
+    controller-manager and scheduler the master's own address (kubeadm's LocalAPIEndpoint); so does a
+    master's kubelet where kubeadm runs in the kubelet's local mode (kubeadm_phases.kubelet_local_mode:
+    kubeadm init, join and upgrade write it so; the endpoint would make every upgrade and install fight)."""
     cpe = f"https://{c.endpoint}"
+    local_mode = kubeadm_phases.kubelet_local_mode(c.k8s_version)
+    masters = {m["name"]: m for m in c.masters}
     out = [KubeconfigSpec("kubeconfigs/admin.conf", "kubeconfig/admin", cpe, "kubernetes-admin")]
     if uses_super_admin(c.k8s_version):
         out.append(KubeconfigSpec("kubeconfigs/super-admin.conf", "kubeconfig/super-admin", cpe,
                                   "kubernetes-super-admin"))
     for m in c.masters:
-        local = f"https://{_url_host(m.get('ip') or m['name'])}:{c.api_port}"
+        local = _local(m, c.api_port)
         out.append(KubeconfigSpec(f"kubeconfigs/{m['name']}/controller-manager.conf",
                                   "kubeconfig/controller-manager", local, "system:kube-controller-manager"))
         out.append(KubeconfigSpec(f"kubeconfigs/{m['name']}/scheduler.conf", "kubeconfig/scheduler",
                                   local, "system:kube-scheduler"))
     for n in _unique_hosts(c.masters + c.nodes):
+        server = _local(masters[n["name"]], c.api_port) if local_mode and n["name"] in masters else cpe
         out.append(KubeconfigSpec(f"kubeconfigs/{n['name']}/kubelet.conf", f"kubeconfig/kubelet/{n['name']}",
-                                  cpe, f"system:node:{n['name']}"))
+                                  server, f"system:node:{n['name']}"))
     return out
+
+
+def _local(master: dict, port: int) -> str:
+    """A master's own API server (kubeadm's LocalAPIEndpoint)."""
+    return f"https://{_url_host(master.get('ip') or master['name'])}:{port}"
 
 
 def _url_host(host: str) -> str:

@@ -5,12 +5,13 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_pha
 
 
 @pytest.mark.parametrize("version,api", [("1.28.13", "kubeadm.k8s.io/v1beta3"), ("1.30.4", "kubeadm.k8s.io/v1beta3"),
-                                         ("v1.31.1", "kubeadm.k8s.io/v1beta4"), ("1.32.13", "kubeadm.k8s.io/v1beta4")])
+                                         ("v1.31.1", "kubeadm.k8s.io/v1beta4"), ("1.32.13", "kubeadm.k8s.io/v1beta4"),
+                                         ("1.33.13", "kubeadm.k8s.io/v1beta4")])
 def test_api_version_per_kubernetes_version(version, api):
     assert kp.kubeadm_api_version(version) == api
 
 
-@pytest.mark.parametrize("version", ["1.27.9", "1.33.0", "latest", "1.30"])
+@pytest.mark.parametrize("version", ["1.27.9", "1.34.0", "latest", "1.30"])
 def test_unsupported_versions_are_refused(version):
     with pytest.raises(ValueError):
         kp.kubeadm_api_version(version)
@@ -35,6 +36,41 @@ def test_kubelet_start_writes_kubelet_files():
     assert kp.absolute(kp.phase_artifacts("init", "kubelet-start", "1.30.4")) == [
         "/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"]
     assert "/etc/kubernetes/kubelet.conf" in kp.absolute(kp.phase_artifacts("join", "kubelet-start", "1.30.4"))
+
+
+def test_join_phases_follow_the_kubelet_local_mode_from_1_33():
+    assert kp.join_phases("1.32.13", True) == ["preflight", "control-plane-prepare all", "kubelet-start",
+                                               "control-plane-join all"]
+    assert kp.join_phases("1.32.13", False) == ["preflight", "kubelet-start"]
+    assert not kp.kubelet_local_mode("1.32.13") and kp.kubelet_local_mode("v1.33.0")
+    # the local mode: the stacked etcd member joins before the kubelet's bootstrap is waited for
+    assert kp.join_phases("1.33.13", True) == ["preflight", "control-plane-prepare all", "kubelet-start", "etcd-join",
+                                               "kubelet-wait-bootstrap", "control-plane-join all"]
+    assert kp.join_phases("1.33.13", False) == ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+
+
+def test_the_local_mode_moves_the_etcd_manifest_and_kubelet_conf_to_the_new_phases():
+    assert kp.phase_artifacts("join", "control-plane-join all", "1.32.13") == ["manifests/etcd.yaml"]
+    assert kp.phase_artifacts("join", "control-plane-join all", "1.33.13") == []
+    assert kp.phase_artifacts("join", "etcd-join", "1.33.13") == ["manifests/etcd.yaml"]
+    assert kp.phase_artifacts("join", "etcd-join", "1.33.13", stacked_etcd=False) == []
+    assert "kubelet.conf" not in kp.phase_artifacts("join", "kubelet-start", "1.33.13")
+    assert kp.phase_artifacts("join", "kubelet-wait-bootstrap", "1.33.13") == ["kubelet.conf"]
+    assert kp.prerequisites("join", "etcd-join") == ["control-plane-prepare all", "kubelet-start"]
+    assert kp.prerequisites("join", "kubelet-wait-bootstrap") == ["kubelet-start"]
+    # before 1.33 the phases do not exist (kubeadm runs them only with the gate on)
+    with pytest.raises(ValueError, match="unknown phase 'kubeadm join phase etcd-join'"):
+        kp.phase_artifacts("join", "etcd-join", "1.32.13")
+
+
+def test_a_completed_join_does_not_run_its_join_only_phases():
+    # a master that joined under 1.32 (control-plane-join all recorded) has no etcd-join record
+    assert kp.decide([], None, "f", joined="control-plane-join all") == (
+        False, "the node completed its join (control-plane-join all recorded)")
+    assert kp.decide(["manifests/etcd.yaml"], None, "f") == (True, "missing: manifests/etcd.yaml")
+    assert kp.decide([], None, "f", force=True, joined="control-plane-join all") == (True, "forced")
+    assert {("join", "etcd-join"), ("join", "kubelet-wait-bootstrap"), ("join", "preflight")} <= kp.JOIN_ONLY
+    assert ("join", "kubelet-start") not in kp.JOIN_ONLY
 
 
 def test_unknown_phase_is_refused():

@@ -314,6 +314,20 @@ def test_kubeconfigs_kubeadm_layout(built):
     assert p.kubeconfig_client_cert(kubelet) == files["kubeconfig/kubelet/w1.crt"]
 
 
+@pytest.mark.parametrize("version,m2_server", [("1.32.13", "https://api.tke.com:6443"),
+                                               ("1.33.13", "https://10.0.0.12:6443")])
+def test_a_masters_kubelet_talks_to_its_own_api_server_from_1_33(version, m2_server):
+    """kubeadm 1.33 runs with ControlPlaneKubeletLocalMode on: init, join and upgrade point a master's
+    kubelet.conf at the master's own API server; a worker's keeps the control-plane endpoint."""
+    import yaml
+    specs = {kc.path: kc for kc in p.kubeconfig_specs(cluster(k8s_version=version))}
+    assert specs["kubeconfigs/m2/kubelet.conf"].server == m2_server
+    assert specs["kubeconfigs/w1/kubelet.conf"].server == "https://api.tke.com:6443"
+    files, _, _ = p.reconcile(cluster(k8s_version=version), {}, NOW)
+    kubelet = yaml.safe_load(files["kubeconfigs/m2/kubelet.conf"])
+    assert kubelet["clusters"][0]["cluster"]["server"] == m2_server
+
+
 def test_host_files_per_role():
     c = cluster(etcd=[{"name": "e1", "ip": "10.0.0.31"}])
     m1 = {f["dest"]: f for f in p.host_files(c, "m1")}
