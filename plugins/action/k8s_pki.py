@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import hashlib
 import os
 import tarfile
 
@@ -120,6 +121,10 @@ class ActionModule(ActionModuleBase):
             reused=[a.name for a in actions if a.action == "reused"],
             report=[f"{a.name}: {a.action} ({a.reason})" for a in touched],
             changed_files=changed,
+            # check mode: the store keeps its old copies; the new bytes, by sha256 (never the bytes:
+            # keys), let pki_distribute tell a host that already has them from one that would change
+            check_digests={rel: hashlib.sha256(to_bytes(files[rel])).hexdigest() for rel in changed}
+            if self._task.check_mode else {},
             warnings=warnings,
             host_files={h: k8s_pki.host_files(cluster, h) for h in self._hosts(cluster)},
             certificates={s.name: k8s_pki.describe(k8s_pki.load_cert(files[f"{s.name}.crt"]), now)

@@ -35,20 +35,22 @@ class ActionModule(ActionModuleBase):
             src=dict(type="str", required=True),
             dest=dict(type="str", required=True),
             mode=dict(type="str", required=True))),
-        pending_sources=dict(type="list", elements="str", default=[]),
+        pending_digests=dict(type="dict", default={}),
     )
     _supports_check_mode = True
     _supports_async = False
 
     def run_action(self, args, result, task_vars):
         pki_dir = os.path.abspath(args["pki_dir"])
-        # check mode: sources the authority would re-issue count as changes (their new bytes are unknown)
-        would_change = set(args["pending_sources"]) if self._task.check_mode else set()
-        payload, pending, contents = [], [], {}
+        # check mode: sources the authority would rewrite are not in the store yet; the host's file is
+        # compared with the digest of their new bytes
+        would_change = args["pending_digests"] if self._task.check_mode else {}
+        payload, pending, contents, digests = [], [], {}, {}
         for f in args["files"]:
             src, dest, mode = f["src"], f["dest"], f["mode"]
             if src in would_change:
-                pending.append(dest)
+                payload.append({"path": dest, "mode": mode})
+                digests[dest] = would_change[src]
                 continue
             path = os.path.normpath(os.path.join(pki_dir, src))
             if not path.startswith(pki_dir + os.sep):
@@ -67,18 +69,24 @@ class ActionModule(ActionModuleBase):
             result.update(changed=bool(pending), changed_files=pending, files={d: "pending" for d in pending},
                           replaced=[])
             return result
-        res = self._execute_module(module_name="offline_pot.tke.pki_files", module_args={"files": payload, "contents": contents},
+        res = self._execute_module(module_name="offline_pot.tke.pki_files",
+                                   module_args={"files": payload, "contents": contents, "digests": digests},
                                    task_vars=task_vars)
         res.pop("invocation", None)
         # per file, what the host had and why the store's copy replaces it (its certificate: public)
         previous = res.pop("previous", None) or {}
+        host = task_vars.get("inventory_hostname", "")
+        by_digest = {d: p for d, p in previous.items() if d in digests}
+        previous = {d: p for d, p in previous.items() if d not in digests}
         if previous and k8s_pki.HAS_CRYPTOGRAPHY:
             res["replaced"] = k8s_pki.replacement_reasons(
-                task_vars.get("inventory_hostname", ""), previous, contents,
+                host, previous, contents,
                 {p["path"]: p["mode"] for p in payload}, store_cas(pki_dir), datetime.datetime.now(datetime.timezone.utc))
         else:
-            res["replaced"] = [f"{task_vars.get('inventory_hostname', '')}: {d}: replaced ({p.get('state')})"
-                               for d, p in sorted(previous.items())]
+            res["replaced"] = [f"{host}: {d}: replaced ({p.get('state')})" for d, p in sorted(previous.items())]
+        res["replaced"] += [f"{host}: {d}: would be {'written' if p.get('state') == 'absent' else 'replaced'} - the "
+                            "authority would rewrite it (check mode: the store keeps its old copy)"
+                            for d, p in sorted(by_digest.items())]
         if pending and not res.get("failed"):
             res["changed"] = True
             res["changed_files"] = sorted(res.get("changed_files", []) + pending)

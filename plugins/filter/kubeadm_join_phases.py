@@ -15,9 +15,10 @@ description:
   - Up to 1.32, C(preflight, control-plane-prepare all, kubelet-start, control-plane-join all) for a
     master and C(preflight, kubelet-start) for a worker.
   - From 1.33, kubeadm runs with ControlPlaneKubeletLocalMode on (a master's kubelet talks to its own
-    API server), and a master runs C(preflight, control-plane-prepare all, kubelet-start, etcd-join,
-    kubelet-wait-bootstrap, control-plane-join all) and a worker C(preflight, kubelet-start,
-    kubelet-wait-bootstrap).
+    API server), and a master runs C(preflight, control-plane-prepare all, kubelet-start, local-mode,
+    control-plane-join all) and a worker C(preflight, kubelet-start, local-mode); C(local-mode) is the
+    hidden phases C(check-etcd), C(etcd-join) and C(kubelet-wait-bootstrap), run by
+    M(offline_pot.tke.kubeadm_phase) as C(kubeadm join) with every other phase skipped.
 positional: _input, control_plane
 options:
   _input:

@@ -14,8 +14,12 @@ The kubelet's local mode (kubeadm feature gate ControlPlaneKubeletLocalMode, bet
 from 1.33, GA from 1.35; KEP-4471 and phases/join/{kubelet,controlplanejoin}.go, docs/kubernetes_releases.md):
 the kubelet of a master talks to its own API server (init, join and upgrade write that into
 kubelet.conf), and a join splits: kubelet-start no longer waits for the TLS bootstrap, the stacked
-etcd member joins in the top-level phase etcd-join (control-plane-join's etcd sub-phase runs only with
-the gate off) and kubelet-wait-bootstrap waits for the kubelet afterwards.
+etcd member joins in the phase etcd-join (control-plane-join's etcd sub-phase runs only with the gate
+off) and kubelet-wait-bootstrap waits for the kubelet afterwards. Up to 1.34 kubelet-wait-bootstrap
+(and, before the backports of kubernetes#135481/#135482, etcd-join) is a hidden phase, and kubeadm
+makes no `join phase` command of a hidden phase (workflow/runner.go BindToCommand): they run inside
+`kubeadm join` only, so the collection runs them as `kubeadm join --skip-phases <every other phase>`
+(the pseudo-phase LOCAL_MODE_PHASES; Cluster API does the same, kubernetes-sigs/cluster-api#10983).
 """
 from __future__ import annotations
 
@@ -26,6 +30,11 @@ SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33)
 # the first minor whose kubeadm runs with ControlPlaneKubeletLocalMode on (a cluster upgraded from an
 # older one has no featureGates in its kubeadm-config, so its upgrades and joins follow the default too)
 LOCAL_MODE_FROM = 33
+# The pseudo-phase of the local mode's hidden join phases (check-etcd, etcd-join, kubelet-wait-bootstrap):
+# `kubeadm join` with every phase but those skipped (a skipped parent skips its sub-phases;
+# wait-control-plane too: the roles wait for the API server themselves)
+LOCAL_MODE_PHASES = "local-mode"
+LOCAL_MODE_SKIP = ("preflight", "control-plane-prepare", "kubelet-start", "control-plane-join", "wait-control-plane")
 
 # certificate pairs written by "certs all" (relative to the cert dir)
 _CA_PAIRS = ("ca", "front-proxy-ca")
@@ -56,12 +65,13 @@ def kubelet_local_mode(version: str) -> bool:
 
 def join_phases(version: str, control_plane: bool) -> list[str]:
     """The kubeadm join phases a node runs, in kubeadm's order for its release (TKE's order: the
-    phases one by one, each recorded; wait-control-plane is left out: the roles wait themselves)."""
+    phases one by one, each recorded; wait-control-plane is left out: the roles wait themselves).
+    In the local mode the hidden phases run together between kubelet-start and control-plane-join
+    (LOCAL_MODE_PHASES)."""
     if kubelet_local_mode(version):
         if control_plane:
-            return ["preflight", "control-plane-prepare all", "kubelet-start", "etcd-join", "kubelet-wait-bootstrap",
-                    "control-plane-join all"]
-        return ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+            return ["preflight", "control-plane-prepare all", "kubelet-start", LOCAL_MODE_PHASES, "control-plane-join all"]
+        return ["preflight", "kubelet-start", LOCAL_MODE_PHASES]
     if control_plane:
         return ["preflight", "control-plane-prepare all", "kubelet-start", "control-plane-join all"]
     return ["preflight", "kubelet-start"]
@@ -107,8 +117,9 @@ def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool =
         ("join", "control-plane-join all"): [] if local_mode else etcd_manifest,
     }
     if local_mode:
-        table[("join", "etcd-join")] = etcd_manifest
-        table[("join", "kubelet-wait-bootstrap")] = ["kubelet.conf"]
+        # etcd-join writes the member's manifest (a master with stacked etcd), kubelet-wait-bootstrap
+        # waits for kubelet.conf (a worker passes stacked_etcd false: it runs no member)
+        table[("join", LOCAL_MODE_PHASES)] = etcd_manifest + ["kubelet.conf"]
     try:
         return list(table[(command, phase)])
     except KeyError:
@@ -129,8 +140,7 @@ _PREREQUISITES = {
     ("join", "control-plane-prepare all"): ["preflight"],
     ("join", "kubelet-start"): ["preflight"],
     ("join", "control-plane-join all"): ["control-plane-prepare all", "kubelet-start"],
-    ("join", "etcd-join"): ["control-plane-prepare all", "kubelet-start"],
-    ("join", "kubelet-wait-bootstrap"): ["kubelet-start"],
+    ("join", LOCAL_MODE_PHASES): ["kubelet-start"],
 }
 
 
@@ -208,8 +218,8 @@ def fingerprint(command: str, phase: str, config_text: str, args: list[str]) -> 
 RUN_ONCE = {("join", "preflight")}
 # Phases that belong to a node's way in only: on a node whose join completed (the last phase of its
 # list recorded) they do not run, also when never recorded: a master that joined under 1.32 has no
-# etcd-join record, and its etcd member exists (kubeadm would add it again).
-JOIN_ONLY = {("join", "preflight"), ("join", "etcd-join"), ("join", "kubelet-wait-bootstrap")}
+# record of the local mode's phases, and its etcd member exists (etcd-join would add it again).
+JOIN_ONLY = {("join", "preflight"), ("join", LOCAL_MODE_PHASES)}
 
 
 def decide(missing: list[str], recorded: str | None, desired: str | None, force: bool = False,
@@ -235,6 +245,8 @@ def decide(missing: list[str], recorded: str | None, desired: str | None, force:
 
 
 def argv(kubeadm: str, command: str, phase: str, config: str, args: list[str]) -> list[str]:
+    if (command, phase) == ("join", LOCAL_MODE_PHASES):
+        return [kubeadm, "join", "--config", config, "--skip-phases", ",".join(LOCAL_MODE_SKIP), *args]
     return [kubeadm, command, "phase", *phase.split(), "--config", config, *args]
 
 

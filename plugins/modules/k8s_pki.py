@@ -219,6 +219,13 @@ changed_files:
   returned: without O(adopt)
   type: list
   elements: str
+check_digests:
+  description:
+    - In check mode, the sha256 (hex) of the new bytes of each of RV(changed_files), which the store does not
+      get in check mode; empty otherwise. M(offline_pot.tke.pki_distribute) compares a host's files with them
+      (O(offline_pot.tke.pki_distribute#module:pending_digests)). A digest, never the bytes (keys).
+  returned: without O(adopt)
+  type: dict
 warnings:
   description: CAs close to expiry (not renewed automatically), a CA whose key is not in the store.
   returned: always

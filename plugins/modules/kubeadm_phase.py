@@ -50,7 +50,10 @@ options:
     description:
       - The phases and sub-phases, in order, as given to kubeadm, for example C(certs all) or C(kubelet-start).
       - For C(join), the last one marks a completed join; once it is recorded, the phases that belong to a node's
-        way in only (C(preflight), C(etcd-join), C(kubelet-wait-bootstrap)) do not run again.
+        way in only (C(preflight), C(local-mode)) do not run again.
+      - C(local-mode) (a join from Kubernetes 1.33) is the local mode's hidden phases C(check-etcd), C(etcd-join) and
+        C(kubelet-wait-bootstrap), which kubeadm runs only inside C(kubeadm join) (a hidden phase has no C(join phase)
+        command); the module runs C(kubeadm join --config ... --skip-phases) with every other phase skipped.
       - The join phases of a release come from the filter P(offline_pot.tke.kubeadm_join_phases#filter).
     type: list
     elements: str
@@ -262,8 +265,8 @@ def main():
         module.fail_json(msg=f"kubeadm configuration {p['config']} does not exist")
     results, failure = [], None
     # a join whose final phase is recorded has completed: its join-only phases stay behind it
-    final = phases[-1]
-    joined = final if p["command"] == "join" and _recorded(p, [final])[final] else ""
+    final = phases[-1] if phases else ""
+    joined = final if p["command"] == "join" and final and _recorded(p, [final])[final] else ""
     for phase in phases:
         try:
             results.append(_one(module, p, phase, config_text, "" if phase == final else joined))

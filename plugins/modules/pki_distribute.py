@@ -50,13 +50,14 @@ options:
         description: File mode on the host (octal string).
         type: str
         required: true
-  pending_sources:
+  pending_digests:
     description:
-      - Sources (relative to O(pki_dir)) the authority would re-issue, usually the RV(offline_pot.tke.k8s_pki#module:changed_files)
-        of a check-mode run; in check mode their destinations count as changes. Ignored outside check mode.
-    type: list
-    elements: str
-    default: []
+      - Sources (relative to O(pki_dir)) the authority would rewrite, with the sha256 (hex) of their new bytes, usually the
+        RV(offline_pot.tke.k8s_pki#module:check_digests) of a check-mode run (the store keeps its old copies then). In check
+        mode a destination counts as a change unless the host's file already has those bytes and the mode (a kubeconfig
+        re-rendered with the address the host has, for example). Ignored outside check mode.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""

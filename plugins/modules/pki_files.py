@@ -48,6 +48,13 @@ options:
         match the secret - and C(no_log) on I(files) would mask the paths in the result as well.)
     type: dict
     required: true
+  digests:
+    description:
+      - Check mode only - files of I(files) whose new content is known by its sha256 (hex) alone (the controller's
+        store does not have the new bytes yet), by path; such a file is the same when the host's bytes have that
+        digest and the mode is right. Outside check mode every file needs its content.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -89,8 +96,8 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import
 from ansible_collections.offline_pot.tke.plugins.module_utils.pki_pem import first_certificate
 
 
-def state_of(path, data, mode):
-    """(absent | differs | mode | same, the old bytes, the old mode)."""
+def state_of(path, data, mode, sha256=None):
+    """(absent | differs | mode | same, the old bytes, the old mode); sha256: the new bytes known by digest only."""
     try:
         st = os.stat(path)
         with open(path, "rb") as fh:
@@ -98,7 +105,7 @@ def state_of(path, data, mode):
     except FileNotFoundError:
         return "absent", None, None
     old_mode = st.st_mode & 0o7777
-    if old != data:
+    if (hashlib.sha256(old).hexdigest() != sha256) if sha256 else (old != data):
         return "differs", old, old_mode
     if old_mode != mode:
         return "mode", old, old_mode
@@ -127,9 +134,13 @@ def main():
             files=dict(type="list", elements="dict", required=True, options=dict(
                 path=dict(type="path", required=True),
                 mode=dict(type="str", required=True))),
-            contents=dict(type="dict", required=True, no_log=True)),
+            contents=dict(type="dict", required=True, no_log=True),
+            digests=dict(type="dict", default={})),
         supports_check_mode=True,
     )
+    digests = module.params["digests"]
+    if digests and not module.check_mode:
+        module.fail_json(msg="digests: only in check mode (a file is written from its content)")
     states, changed, before, after, previous = {}, [], [], [], {}
     for f in module.params["files"]:
         path = f["path"]
@@ -139,17 +150,18 @@ def main():
             mode = int(f["mode"], 8)
         except ValueError:
             module.fail_json(msg=f"{path}: mode {f['mode']!r} is not an octal mode")
-        if not isinstance(module.params["contents"].get(path), str):
+        sha256 = digests.get(path)
+        if not sha256 and not isinstance(module.params["contents"].get(path), str):
             module.fail_json(msg=f"{path}: no content in contents")
-        data = module.params["contents"][path].encode()
-        state, old, old_mode = state_of(path, data, mode)
+        data = None if sha256 else module.params["contents"][path].encode()
+        state, old, old_mode = state_of(path, data, mode, sha256)
         states[path] = state
         if state == "same":
             continue
         changed.append(path)
         previous[path] = previous_of(path, state, old, old_mode)
         before.append(f"{path} {digest(old)}\n")
-        after.append(f"{path} {digest(data)} mode {f['mode']}\n")
+        after.append(f"{path} {'sha256:' + sha256[:16] if sha256 else digest(data)} mode {f['mode']}\n")
         if not module.check_mode:
             try:
                 write(path, data, mode)

@@ -12,9 +12,10 @@ holder is gone.
 The site installs Kubernetes 1.33.13, the newest release the collection offers (the doubles act
 as kubeadm and kubelet 1.33, the API double validates with the 1.33 schemas, the official
 kubectl 1.33 reads it), with a worker (h4): kubeadm 1.33 runs in the kubelet's local mode, so a
-joining master adds its stacked etcd member in `join phase etcd-join` and every join waits for its
-kubelet in `kubelet-wait-bootstrap` (docs/kubeadm.md); each master's kubelet talks to its own API
-server, the worker's to the endpoint. A second run changes nothing.
+joining master adds its stacked etcd member in the phase etcd-join and every join waits for its
+kubelet in kubelet-wait-bootstrap, a hidden phase run inside `kubeadm join` with every other phase
+skipped (docs/kubeadm.md); each master's kubelet talks to its own API server, the worker's to the
+endpoint. A second run changes nothing.
 """
 import json
 from pathlib import Path
@@ -84,14 +85,16 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
         log = th.ssh(h, "journalctl -u kubelet --no-pager", timeout=60).stdout
         assert "I storage: etcd https://127.0.0.1:2379" in log and "W storage: no etcd answers" not in log, (h, log[-3000:])
 
-    # the joins ran 1.33's phases: the member in etcd-join, the kubelet waited for afterwards
-    def join_phases(h):
-        log = th.ssh(h, "grep '^join phase' /var/log/kubeadm-double.log").stdout
-        return [line.split()[2] for line in log.splitlines()]
+    # the joins ran 1.33's phases: the hidden ones (etcd-join adds the member, kubelet-wait-bootstrap)
+    # inside "kubeadm join" with every other phase skipped, between kubelet-start and control-plane-join
+    def join_steps(h):
+        log = th.ssh(h, "grep '^join ' /var/log/kubeadm-double.log").stdout
+        return [line.split()[2] if line.split()[1] == "phase" else "join " + line.split()[-1]
+                for line in log.splitlines()]
+    tail = "join preflight,control-plane-prepare,kubelet-start,control-plane-join,wait-control-plane"
     for h in ("h2", "h3"):
-        assert join_phases(h) == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
-                                  "kubelet-wait-bootstrap", "control-plane-join"], h
-    assert join_phases(WORKER) == ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+        assert join_steps(h) == ["preflight", "control-plane-prepare", "kubelet-start", tail, "control-plane-join"], h
+    assert join_steps(WORKER) == ["preflight", "kubelet-start", tail]
     # the local mode: each master's kubelet talks to its own API server, the worker's to the endpoint
     for h in NODES:
         server = th.ssh(h, "sed -n 's/^ *server: //p' /etc/kubernetes/kubelet.conf").stdout.strip()

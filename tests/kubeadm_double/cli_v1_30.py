@@ -104,6 +104,11 @@ JOIN = {
 }
 # leaf phases of join whose ArgsValidator is cobra.NoArgs (the others take [api-server-endpoint])
 JOIN_NO_ARGS = {"control-plane-prepare control-plane"}
+# the whole "kubeadm join" workflow in order (cmd/kubeadm/app/cmd/join.go's AppendPhase calls; KEP-4471
+# lists the order), by generated name: check-etcd is a hidden phase (no "join phase" command, it runs
+# inside "kubeadm join" only; workflow/runner.go BindToCommand skips hidden phases)
+JOIN_WORKFLOW = ("preflight", "control-plane-prepare", "check-etcd", "kubelet-start", "control-plane-join",
+                 "wait-control-plane")
 TOKEN = {
     "list": {"dry-run", "kubeconfig", "output", "allow-missing-template-keys", "show-managed-fields"},
     "create": {"certificate-key", "config", "description", "groups", "print-join-command", "ttl", "usages",

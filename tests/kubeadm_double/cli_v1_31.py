@@ -33,6 +33,10 @@ INIT = {**_INIT, "certs sa": {"cert-dir", "config", "dry-run", "kubernetes-versi
 GLOBAL = _GLOBAL - {"alsologtostderr", "log-backtrace-at", "log-dir", "logtostderr", "log-file", "log-file-max-size",
                     "one-output", "skip-log-headers", "stderrthreshold", "vmodule"}
 JOIN = {k: v for k, v in _JOIN.items() if k != "control-plane-join update-status"}
+# KEP-4471 (ControlPlaneKubeletLocalMode, alpha in v1.31): etcd-join and kubelet-wait-bootstrap join the
+# workflow after kubelet-start, hidden (no "join phase" command) and run only with the gate on
+JOIN_WORKFLOW = ("preflight", "control-plane-prepare", "check-etcd", "kubelet-start", "etcd-join",
+                 "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane")
 KUBEADM_APIS = {"kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta4"}
 DEPRECATED_APIS = {"kubeadm.k8s.io/v1beta3"}
 MIN_CONTROL_PLANE = (1, 30)

@@ -21,7 +21,8 @@ table (plugins/module_utils/kube_images.py), not the double's.
 """
 # the double's CLI module for v1.32: what v1.31 had unchanged is re-exported from here
 from cli_v1_31 import (BOOL_FLAGS, DEPRECATED_APIS, FEATURE_GATES as _GATES, GLOBAL, INIT as _INIT, JOIN,  # noqa: F401 pylint: disable=unused-import
-                       JOIN_NO_ARGS, KUBEADM_APIS, MIX_ALLOWED as _MIX, PREFLIGHT_REPORT_IN_ERROR, TOKEN, UPLOAD_API)
+                       JOIN_NO_ARGS, JOIN_WORKFLOW, KUBEADM_APIS, MIX_ALLOWED as _MIX, PREFLIGHT_REPORT_IN_ERROR, TOKEN,
+                       UPLOAD_API)
 
 VERSION = "v1.32.13"
 MIX_ALLOWED = _MIX | {"print-manifest"}

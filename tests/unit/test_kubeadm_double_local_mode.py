@@ -1,9 +1,11 @@
-"""kubeadm 1.33 in the kubeadm test double: the release's command line (etcd-join,
-kubelet-wait-bootstrap, upgrade plan --etcd-upgrade), gates (EtcdLearnerMode gone) and skew, and
+"""kubeadm 1.33 in the kubeadm test double: the release's command line (join phase etcd-join, the
+hidden kubelet-wait-bootstrap run inside "kubeadm join" only, upgrade plan --etcd-upgrade), gates
+(EtcdLearnerMode gone) and skew, and
 the kubelet's local mode (ControlPlaneKubeletLocalMode, on by default from 1.33): where init, join and
 upgrade point a master's kubelet, and which join phase adds the stacked etcd member. The facts and
 their sources are in tests/kubeadm_double/cli_v1_33.py. Run here on the controller, no test hosts."""
 import base64
+import types
 
 import pytest
 import yaml
@@ -44,14 +46,21 @@ def _config(tmp_path, kind, version, **kw):
 
 
 # ---------------------------------------------------------------- command line, gates, skew
-def test_the_local_mode_join_phases_exist_from_1_33_with_their_flags(d132, d133):
-    for phase in (["etcd-join"], ["kubelet-wait-bootstrap"]):
-        assert f'unknown command "{phase[0]}"' in _fail(d132, ["join", "phase", *phase, "--config", "x"])
-    assert _fail(d133, ["join", "phase", "etcd-join", "--config", "x", "--control-plane", "--node-name", "m2",
-                        "--apiserver-advertise-address", "192.0.2.12", "--patches", "/p"]) != ""
+def test_join_phase_etcd_join_is_a_command_of_1_33_and_kubelet_wait_bootstrap_is_hidden(d132, d133):
+    for d in (d132, d133):
+        # hidden: no "join phase" command (workflow/runner.go), it runs inside "kubeadm join" only
+        assert 'unknown command "kubelet-wait-bootstrap"' in _fail(d, ["join", "phase", "kubelet-wait-bootstrap"])
+    assert 'unknown command "etcd-join"' in _fail(d132, ["join", "phase", "etcd-join", "--config", "x"])
+    assert _fail(d133, ["join", "phase", "etcd-join", "--control-plane", "--node-name", "m2",
+                        "--apiserver-advertise-address", "192.0.2.12", "--patches", "/p"]) == NEEDS_CONFIG
     assert "unknown flag: --cri-socket" in _fail(d133, ["join", "phase", "etcd-join", "--cri-socket", "unix:///x"])
-    assert "unknown flag: --node-name" in _fail(d133, ["join", "phase", "kubelet-wait-bootstrap", "--node-name", "x"])
-    assert _fail(d133, ["join", "phase", "kubelet-wait-bootstrap", "--cri-socket", "unix:///x"]) == NEEDS_CONFIG
+
+
+def test_kubeadm_join_skips_phases_by_generated_name(d133):
+    assert _fail(d133, ["join", "--skip-phases", "kubelet-start"]) == NEEDS_CONFIG
+    assert _fail(d133, ["join", "--config", "x", "--skip-phases", "control-plane-prepare/nothing"]) == \
+        "invalid phase name: control-plane-prepare/nothing"
+    assert "unknown flag: --bogus" in _fail(d133, ["join", "--bogus", "x"])
 
 
 def test_upgrade_plan_takes_etcd_upgrade_from_1_33(d132, d133):
@@ -131,6 +140,7 @@ def _join(d, tmp_path, monkeypatch, version):
 
 def test_a_1_33_join_adds_the_etcd_member_in_etcd_join_and_bootstraps_the_kubelet_locally(d133, host, tmp_path,
                                                                                         monkeypatch, capsys):
+    """The phases one by one, as "kubeadm join" runs them (the hidden one called directly here)."""
     host(d133, "1.33.13")
     docs, etcd = _join(d133, tmp_path, monkeypatch, "1.33.13")
     k8s = tmp_path / "k8s"
@@ -188,3 +198,34 @@ def test_upgrade_points_a_masters_kubelet_at_its_own_api_server_as_the_collectio
     assert oct((k8s / "kubelet.conf").stat().st_mode & 0o777) == "0o600"
     assert base64.b64decode(yaml.safe_load((k8s / "kubelet.conf").read_text())["users"][0]["user"]
                             ["client-key-data"]) == key
+
+
+def test_kubeadm_join_with_the_others_skipped_runs_the_hidden_phases_in_order(d133, host, tmp_path, monkeypatch,
+                                                                              capsys):
+    """What the collection runs for the local mode: "kubeadm join --skip-phases preflight,
+    control-plane-prepare,kubelet-start,control-plane-join,wait-control-plane" = check-etcd, etcd-join,
+    kubelet-wait-bootstrap, in that order."""
+    host(d133, "1.33.13")
+    _join(d133, tmp_path, monkeypatch, "1.33.13")
+    ran = []
+    real = d133.run_join
+    monkeypatch.setattr(d133, "run_join", lambda phase, *a: (ran.append(phase), real(phase, *a)))
+    monkeypatch.setattr(d133, "cluster_get", lambda *a: {"items": []})
+    checked = []
+    monkeypatch.setattr(d133.etcd_member, "Client", lambda *a: types.SimpleNamespace(
+        wait_available=lambda: checked.append("etcd healthy")))
+    # kubelet-start ran before (the collection's PKI phase placed kubelet.conf: no TLS bootstrap)
+    ca = (tmp_path / "k8s" / "pki" / "ca.crt").read_bytes()
+    (tmp_path / "k8s" / "kubelet.conf").write_text(render_kubeconfig("kubernetes", "https://192.0.2.11:6443", ca,
+                                                                     "system:node:m1", b"c", b"k"))
+    path = _config(tmp_path, "join", "1.33.13")
+    d133.main(["join", "--config", path, "--skip-phases",
+               "preflight,control-plane-prepare,kubelet-start,control-plane-join,wait-control-plane"])
+    assert ran == ["check-etcd", "etcd-join", "kubelet-wait-bootstrap"] and checked == ["etcd healthy"]
+    assert "This node has joined the cluster." in capsys.readouterr().out
+    # a sub-phase skipped alone: its siblings run one by one
+    ran.clear()
+    monkeypatch.setattr(d133, "run_join", lambda phase, *a: ran.append(phase))
+    d133.main(["join", "--config", path, "--skip-phases", "preflight,control-plane-prepare/download-certs,check-etcd,"
+               "kubelet-start,etcd-join,kubelet-wait-bootstrap,control-plane-join,wait-control-plane"])
+    assert ran == ["control-plane-prepare certs", "control-plane-prepare kubeconfig", "control-plane-prepare control-plane"]

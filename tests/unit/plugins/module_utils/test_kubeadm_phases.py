@@ -43,24 +43,31 @@ def test_join_phases_follow_the_kubelet_local_mode_from_1_33():
                                                "control-plane-join all"]
     assert kp.join_phases("1.32.13", False) == ["preflight", "kubelet-start"]
     assert not kp.kubelet_local_mode("1.32.13") and kp.kubelet_local_mode("v1.33.0")
-    # the local mode: the stacked etcd member joins before the kubelet's bootstrap is waited for
-    assert kp.join_phases("1.33.13", True) == ["preflight", "control-plane-prepare all", "kubelet-start", "etcd-join",
-                                               "kubelet-wait-bootstrap", "control-plane-join all"]
-    assert kp.join_phases("1.33.13", False) == ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+    # the local mode: the stacked etcd member joins before the kubelet's bootstrap is waited for, in the
+    # hidden phases kubeadm runs only inside "kubeadm join" (the pseudo-phase local-mode)
+    assert kp.join_phases("1.33.13", True) == ["preflight", "control-plane-prepare all", "kubelet-start", "local-mode",
+                                               "control-plane-join all"]
+    assert kp.join_phases("1.33.13", False) == ["preflight", "kubelet-start", "local-mode"]
 
 
-def test_the_local_mode_moves_the_etcd_manifest_and_kubelet_conf_to_the_new_phases():
+def test_the_local_mode_phases_run_as_kubeadm_join_with_the_others_skipped():
+    assert kp.argv("/k", "join", "local-mode", "/c.yaml", []) == [
+        "/k", "join", "--config", "/c.yaml", "--skip-phases",
+        "preflight,control-plane-prepare,kubelet-start,control-plane-join,wait-control-plane"]
+    assert kp.argv("/k", "join", "control-plane-join all", "/c.yaml", []) == [
+        "/k", "join", "phase", "control-plane-join", "all", "--config", "/c.yaml"]
+
+
+def test_the_local_mode_moves_the_etcd_manifest_and_kubelet_conf_to_its_hidden_phases():
     assert kp.phase_artifacts("join", "control-plane-join all", "1.32.13") == ["manifests/etcd.yaml"]
     assert kp.phase_artifacts("join", "control-plane-join all", "1.33.13") == []
-    assert kp.phase_artifacts("join", "etcd-join", "1.33.13") == ["manifests/etcd.yaml"]
-    assert kp.phase_artifacts("join", "etcd-join", "1.33.13", stacked_etcd=False) == []
+    assert kp.phase_artifacts("join", "local-mode", "1.33.13") == ["manifests/etcd.yaml", "kubelet.conf"]
+    assert kp.phase_artifacts("join", "local-mode", "1.33.13", stacked_etcd=False) == ["kubelet.conf"]
     assert "kubelet.conf" not in kp.phase_artifacts("join", "kubelet-start", "1.33.13")
-    assert kp.phase_artifacts("join", "kubelet-wait-bootstrap", "1.33.13") == ["kubelet.conf"]
-    assert kp.prerequisites("join", "etcd-join") == ["control-plane-prepare all", "kubelet-start"]
-    assert kp.prerequisites("join", "kubelet-wait-bootstrap") == ["kubelet-start"]
-    # before 1.33 the phases do not exist (kubeadm runs them only with the gate on)
-    with pytest.raises(ValueError, match="unknown phase 'kubeadm join phase etcd-join'"):
-        kp.phase_artifacts("join", "etcd-join", "1.32.13")
+    assert kp.prerequisites("join", "local-mode") == ["kubelet-start"]
+    # before 1.33 there is no such step (kubeadm runs those phases only with the gate on)
+    with pytest.raises(ValueError, match="unknown phase 'kubeadm join phase local-mode'"):
+        kp.phase_artifacts("join", "local-mode", "1.32.13")
 
 
 def test_a_completed_join_does_not_run_its_join_only_phases():
@@ -69,7 +76,7 @@ def test_a_completed_join_does_not_run_its_join_only_phases():
         False, "the node completed its join (control-plane-join all recorded)")
     assert kp.decide(["manifests/etcd.yaml"], None, "f") == (True, "missing: manifests/etcd.yaml")
     assert kp.decide([], None, "f", force=True, joined="control-plane-join all") == (True, "forced")
-    assert {("join", "etcd-join"), ("join", "kubelet-wait-bootstrap"), ("join", "preflight")} <= kp.JOIN_ONLY
+    assert {("join", "local-mode"), ("join", "preflight")} <= kp.JOIN_ONLY
     assert ("join", "kubelet-start") not in kp.JOIN_ONLY
 
 

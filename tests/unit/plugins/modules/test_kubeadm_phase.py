@@ -93,10 +93,10 @@ def test_check_mode_reports_what_would_run_and_runs_nothing(site, capsys):
     assert out["all_recorded"] is False
 
 
-def test_a_master_that_joined_before_the_local_mode_skips_etcd_join_and_the_bootstrap_wait(site, capsys):
+def test_a_master_that_joined_before_the_local_mode_skips_its_hidden_phases(site, capsys):
     """A master joined under 1.32 records control-plane-join all, and its etcd member exists: on 1.33
-    the new phases etcd-join and kubelet-wait-bootstrap must not run (etcd-join would add the member
-    again); the other phases decide as before (their files and fingerprints)."""
+    the local mode's phases (etcd-join, kubelet-wait-bootstrap: kubeadm join with the others skipped)
+    must not run (etcd-join would add the member again); the other phases decide as before."""
     k8s, state = site["tmp"] / "k8s", site["tmp"] / "state"
     (k8s / "manifests").mkdir()
     for f in ("manifests/etcd.yaml", "kubelet.conf"):
@@ -108,14 +108,13 @@ def test_a_master_that_joined_before_the_local_mode_skips_etcd_join_and_the_boot
             (state / f"join-{ph}.sha256").write_text("x\n")
     earlier_phases_done()
     (state / "join-control-plane-join-all.sha256").write_text("old\n")
-    phases = ["etcd-join", "kubelet-wait-bootstrap", "control-plane-join all"]
+    phases = ["local-mode", "control-plane-join all"]
     args = dict(site["args"], command="join", config=str(config), version="1.33.13")
     rc, out = run(capsys, phases=phases, **args)
     assert rc == 0, out
     reasons = {r["phase"]: r["reason"] for r in out["results"]}
-    assert reasons["etcd-join"] == reasons["kubelet-wait-bootstrap"] == \
-        "the node completed its join (control-plane-join all recorded)"
-    assert "etcd-join" not in calls(site) and "kubelet-wait-bootstrap" not in calls(site)
+    assert reasons["local-mode"] == "the node completed its join (control-plane-join all recorded)"
+    assert calls(site) == ["control-plane-join"]
     # the final phase itself still decides by its fingerprint (recorded with another configuration)
     assert reasons["control-plane-join all"] == "configuration changed (fingerprint differs)"
     # a node on its way in (nothing recorded) runs them, in order
@@ -124,4 +123,7 @@ def test_a_master_that_joined_before_the_local_mode_skips_etcd_join_and_the_boot
     earlier_phases_done()
     rc, out = run(capsys, phases=phases, **args)
     assert rc == 0 and out["ran"] == phases, out
-    assert calls(site)[-3:] == ["etcd-join", "kubelet-wait-bootstrap", "control-plane-join"]
+    # the hidden phases run as "kubeadm join" with every other phase skipped
+    assert (site["tmp"] / "calls").read_text().splitlines()[-2].startswith(
+        "join --config " + str(config) + " --skip-phases preflight,control-plane-prepare,kubelet-start,")
+    assert calls(site)[-1] == "control-plane-join"
