@@ -6,7 +6,7 @@
 Private to the collection. Pure functions, no Ansible import: unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_phases.py.
 
-Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.33 and
+Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.34 and
 cmd/kubeadm/app/cmd/phases/{init,join}): file names below are the ones kubeadm writes under
 /etc/kubernetes (kubeconfigs, pki/, manifests/) and /var/lib/kubelet.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33)
+SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33, 34)
 # the first minor whose kubeadm runs with ControlPlaneKubeletLocalMode on (a cluster upgraded from an
 # older one has no featureGates in its kubeadm-config, so its upgrades and joins follow the default too)
 LOCAL_MODE_FROM = 33
@@ -93,7 +93,10 @@ def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool =
     m = minor(version)
     local_mode = m >= LOCAL_MODE_FROM
     etcd_manifest = ["manifests/etcd.yaml"] if stacked_etcd else []
-    kubelet = ["/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"]
+    # NodeLocalCRISocket (beta, on from 1.34, KEP-4656): kubelet-start writes the node's own kubelet
+    # configuration (its CRI endpoint) and merges it into config.yaml
+    kubelet = ["/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"] + \
+        (["/var/lib/kubelet/instance-config.yaml"] if m >= 34 else [])
     control_plane = [f"manifests/{c}.yaml" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")]
     etcd_pairs = _pairs(_ETCD_PAIRS) if stacked_etcd else []
     table = {

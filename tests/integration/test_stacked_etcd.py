@@ -9,13 +9,15 @@ command line; the kube-apiserver double of every master stores its objects in th
 https://127.0.0.1:2379. So every master's API answers with the same cluster, also when the VIP
 holder is gone.
 
-The site installs Kubernetes 1.33.13, the newest release the collection offers (the doubles act
-as kubeadm and kubelet 1.33, the API double validates with the 1.33 schemas, the official
-kubectl 1.33 reads it), with a worker (h4): kubeadm 1.33 runs in the kubelet's local mode, so a
+The site installs Kubernetes 1.34.10, the newest release the collection offers (the doubles act
+as kubeadm and kubelet 1.34, the API double validates with the 1.34 schemas, the official
+kubectl 1.34 reads it), with a worker (h4): kubeadm 1.34 runs in the kubelet's local mode, so a
 joining master adds its stacked etcd member in the phase etcd-join and every join waits for its
 kubelet in kubelet-wait-bootstrap, a hidden phase run inside `kubeadm join` with every other phase
 skipped (docs/kubeadm.md); each master's kubelet talks to its own API server, the worker's to the
-endpoint. A second run changes nothing.
+endpoint; with NodeLocalCRISocket each node's CRI endpoint is its own kubelet configuration
+(instance-config.yaml), no longer a flag; etcd's manifest names etcd 3.6.5 with 3.6's flags (the
+kubelet double runs the pack's older etcd with their experimental names). A second run changes nothing.
 """
 import json
 from pathlib import Path
@@ -65,7 +67,7 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     inv = th.write_inventory(
         tmp_path / "hosts.yml", groups={"masters": MASTERS, "workers": [WORKER], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": the_vip, "tke_site_pack": str(pack),
-                    "tke_k8s_version": "1.33.13", "site_repo_packages": ["conntrack", "socat"],
+                    "tke_k8s_version": "1.34.10", "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
     result = run_playbook(INSTALL, inv)
@@ -79,13 +81,14 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     for h in MASTERS:
         manifest = th.ssh(h, "cat /etc/kubernetes/manifests/etcd.yaml").stdout
         assert f"--initial-advertise-peer-urls=https://{th.ip(h)}:2380" in manifest
+        assert "etcd:3.6.5-0" in manifest and "--feature-gates=InitialCorruptCheck=true" in manifest
         # the first master's member started a new cluster, the others joined the existing one
         assert ("--initial-cluster-state=existing" in manifest) == (h != "h1"), (h, manifest)
         assert th.ssh(h, "pgrep -x etcd >/dev/null && echo up").stdout.strip() == "up"
         log = th.ssh(h, "journalctl -u kubelet --no-pager", timeout=60).stdout
         assert "I storage: etcd https://127.0.0.1:2379" in log and "W storage: no etcd answers" not in log, (h, log[-3000:])
 
-    # the joins ran 1.33's phases: the hidden ones (etcd-join adds the member, kubelet-wait-bootstrap)
+    # the joins ran 1.34's phases: the hidden ones (etcd-join adds the member, kubelet-wait-bootstrap)
     # inside "kubeadm join" with every other phase skipped, between kubelet-start and control-plane-join
     def join_steps(h):
         log = th.ssh(h, "grep '^join ' /var/log/kubeadm-double.log").stdout
@@ -100,15 +103,21 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
         server = th.ssh(h, "sed -n 's/^ *server: //p' /etc/kubernetes/kubelet.conf").stdout.strip()
         assert server == (f"https://{th.ip(h)}:6443" if h in MASTERS else "https://api.tke.com:6443"), (h, server)
 
-    # every master's own API server lists the same four nodes, at 1.33 (the official kubectl 1.33)
+    # NodeLocalCRISocket: the node's CRI endpoint in its own kubelet configuration, not a flag
+    for h in NODES:
+        files = th.ssh(h, "cat /var/lib/kubelet/instance-config.yaml; cat /var/lib/kubelet/kubeadm-flags.env").stdout
+        assert 'containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock"' in files, (h, files)
+        assert "--container-runtime-endpoint" not in files, (h, files)
+
+    # every master's own API server lists the same four nodes, at 1.34 (the official kubectl 1.34)
     for h in MASTERS:
-        assert th.kubectl_client(h) == "v1.33.9"
+        assert th.kubectl_client(h) == "v1.34.5"
     for h in MASTERS:
         assert node_names(th, h, th.ip(h)) == NODES, h
     nodes = json.loads(kubectl(th, "h1", th.ip("h1"), "get nodes -o json").stdout)["items"]
     assert {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes} == \
-        {h: "v1.33.13" for h in NODES}
-    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.33.13"
+        {h: "v1.34.10" for h in NODES}
+    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.34.10"
     # kubeadm read every kubeconfig the PKI phase placed without a warning (its server is the expected one)
     for h in NODES:
         warned = th.ssh(h, "cat /var/log/kubeadm-double-warnings.log 2>/dev/null || true").stdout

@@ -1,6 +1,6 @@
 """playbooks/upgrade.yml on an installed 1.30 site: 3 masters with the keepalived VIP, 1 worker
 (h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
-1.32.13 and 1.33.13 (launchers of the doubles acting as that version). In order, on one install (CI budget):
+1.32.13, 1.33.13 and 1.34.10 (launchers of the doubles acting as that version). In order, on one install (CI budget):
 
 - a skew of two minors is refused before anything is touched, naming tke_k8s_version and the
   cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
@@ -15,8 +15,9 @@
 - the chain goes on, one minor at a time: 1.31.1 -> 1.32.13 (kubeadm 1.32 reads the v1beta4 its
   1.31 predecessor uploaded), every Node at v1.32.13 as the official kubectl 1.32 lists them ->
   1.33.13, where kubeadm's local mode points each master's kubelet at its own API server, as the
-  collection's PKI phase renders it for 1.33 (its check-mode run changes nothing) -> a further run
-  changes nothing.
+  collection's PKI phase renders it for 1.33 (its check-mode run finds no host file to put back) ->
+  1.34.10, where NodeLocalCRISocket moves each node's CRI endpoint from the kubelet's flags into its
+  instance-config.yaml -> a further run changes nothing.
 """
 from __future__ import annotations
 
@@ -134,11 +135,12 @@ def snapshots(th) -> int:
 def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     th = four
     run = run_playbook(UPGRADE, site["inv"], "-e", json.dumps(
-        {"tke_k8s_version": "1.34.0", "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.0"]}))
+        {"tke_k8s_version": "1.35.0",
+         "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.0"]}))
     assert run.rc != 0
-    assert ("all: tke_k8s_version: 1.34.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
+    assert ("all: tke_k8s_version: 1.35.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
             "kubeadm upgrades one minor version at a time: upgrade to 1.31 first") in run.output, run.explain()
-    assert "carries no kubeadm 1.34.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13)" in run.output
+    assert "carries no kubeadm 1.35.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13, 1.34.10)" in run.output
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
@@ -249,9 +251,26 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     assert pki.rc == 0, pki.explain()
     assert [t for t in pki.changed_tasks() if "certificates on the controller" in t], pki.explain()
     assert not [t for t in pki.changed_tasks() if "pki :" in t and "on the controller" not in t], pki.explain()
+
+    # 1.33.13 -> 1.34.10: kubeadm 1.34's NodeLocalCRISocket moves each node's CRI endpoint from the
+    # kubelet's flags into the node's own kubelet configuration
+    def cri_files(h):
+        return th.ssh(h, "cat /var/lib/kubelet/kubeadm-flags.env /var/lib/kubelet/instance-config.yaml 2>/dev/null",
+                      check=False).stdout
+    assert all("--container-runtime-endpoint=unix:///run/containerd/containerd.sock" in cri_files(h) for h in NODES)
+    step = timed("upgrade 1.33.13 -> 1.34.10", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.34.10")
+    assert step.rc == 0, step.explain()
+    assert ("cluster v1.33.13 -> v1.34.10: every node upgraded (the API reports kubelet v1.34.10 on h1, h2, h3, h4)"
+            in " ".join(step.output.split())), step.explain()
+    assert th.kubectl_client("h1", "1.34") == "v1.34.5"
+    assert kubelet_versions(th) == {h: "v1.34.10" for h in NODES}
+    for h in NODES:
+        files = cri_files(h)
+        assert "--container-runtime-endpoint" not in files, (h, files)
+        assert 'containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock"' in files, (h, files)
     logs = {h: upgrade_log(th, h) for h in NODES}
 
-    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.33.13")
+    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.34.10")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert {h: upgrade_log(th, h) for h in NODES} == logs
     print("[timing]", TIMES)

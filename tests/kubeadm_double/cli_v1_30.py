@@ -25,6 +25,9 @@ index, the kubernetes.io reference pages generated per release):
 """
 
 VERSION = "v1.30.4"
+# the etcd image tag of this release (constants.go SupportedEtcdVersion; minikube's kubeadm image lists,
+# as plugins/module_utils/kube_images.py records them): the etcd manifest names it
+ETCD_TAG = "3.5.12-0"
 BOOL_FLAGS = {"dry-run", "upload-certs", "skip-certificate-key-print", "skip-token-print", "control-plane",
               "discovery-token-unsafe-skip-ca-verification", "help", "print-join-command", "print-manifest",
               "allow-missing-template-keys", "show-managed-fields",

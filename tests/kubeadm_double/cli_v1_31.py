@@ -27,6 +27,7 @@ from cli_v1_30 import (BOOL_FLAGS, GLOBAL as _GLOBAL, INIT as _INIT, JOIN as _JO
                        TOKEN)
 
 VERSION = "v1.31.1"
+ETCD_TAG = "3.5.15-0"
 MIX_ALLOWED = _MIX | {"yes"}
 INIT = {**_INIT, "certs sa": {"cert-dir", "config", "dry-run", "kubernetes-version"},
         "kubelet-finalize enable-client-cert-rotation": _INIT["kubelet-finalize experimental-cert-rotation"]}

@@ -25,6 +25,7 @@ from cli_v1_31 import (BOOL_FLAGS, DEPRECATED_APIS, FEATURE_GATES as _GATES, GLO
                        UPLOAD_API)
 
 VERSION = "v1.32.13"
+ETCD_TAG = "3.5.24-0"
 MIX_ALLOWED = _MIX | {"print-manifest"}
 INIT = {k: v for k, v in _INIT.items() if k != "kubelet-finalize experimental-cert-rotation"}
 MIN_CONTROL_PLANE = (1, 31)

@@ -30,6 +30,7 @@ from cli_v1_32 import (BOOL_FLAGS, DEPRECATED_APIS, FEATURE_GATES as _GATES, GLO
                        UPLOAD_API)
 
 VERSION = "v1.33.13"
+ETCD_TAG = "3.5.24-0"
 MIN_CONTROL_PLANE = (1, 32)
 FEATURE_GATES = _GATES - {"EtcdLearnerMode"}
 # gates whose default is on in this release (features.InitFeatureGates: beta, default true)

@@ -6,12 +6,12 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_pha
 
 @pytest.mark.parametrize("version,api", [("1.28.13", "kubeadm.k8s.io/v1beta3"), ("1.30.4", "kubeadm.k8s.io/v1beta3"),
                                          ("v1.31.1", "kubeadm.k8s.io/v1beta4"), ("1.32.13", "kubeadm.k8s.io/v1beta4"),
-                                         ("1.33.13", "kubeadm.k8s.io/v1beta4")])
+                                         ("1.33.13", "kubeadm.k8s.io/v1beta4"), ("1.34.10", "kubeadm.k8s.io/v1beta4")])
 def test_api_version_per_kubernetes_version(version, api):
     assert kp.kubeadm_api_version(version) == api
 
 
-@pytest.mark.parametrize("version", ["1.27.9", "1.34.0", "latest", "1.30"])
+@pytest.mark.parametrize("version", ["1.27.9", "1.35.0", "latest", "1.30"])
 def test_unsupported_versions_are_refused(version):
     with pytest.raises(ValueError):
         kp.kubeadm_api_version(version)
@@ -35,6 +35,10 @@ def test_external_etcd_has_no_etcd_certificates_or_manifest():
 def test_kubelet_start_writes_kubelet_files():
     assert kp.absolute(kp.phase_artifacts("init", "kubelet-start", "1.30.4")) == [
         "/var/lib/kubelet/config.yaml", "/var/lib/kubelet/kubeadm-flags.env"]
+    # NodeLocalCRISocket (on from 1.34): the node's own kubelet configuration too
+    for command in ("init", "join"):
+        assert "/var/lib/kubelet/instance-config.yaml" in kp.phase_artifacts(command, "kubelet-start", "1.34.10")
+        assert "/var/lib/kubelet/instance-config.yaml" not in kp.phase_artifacts(command, "kubelet-start", "1.33.13")
     assert "/etc/kubernetes/kubelet.conf" in kp.absolute(kp.phase_artifacts("join", "kubelet-start", "1.30.4"))
 
 
