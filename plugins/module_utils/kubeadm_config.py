@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.32.
+"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.34.
 
 Private to the collection. Pure functions, no Ansible import (unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_config.py). Hosts may lack PyYAML, so the
