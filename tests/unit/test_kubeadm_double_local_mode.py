@@ -138,8 +138,8 @@ def _join(d, tmp_path, monkeypatch, version):
     return docs, etcd
 
 
-def test_a_1_33_join_adds_the_etcd_member_in_etcd_join_and_bootstraps_the_kubelet_locally(d133, host, tmp_path,
-                                                                                        monkeypatch, capsys):
+def test_a_1_33_join_adds_the_etcd_member_in_etcd_join_and_bootstraps_the_kubelet_locally(
+        d133, host, tmp_path, monkeypatch, capsys):
     """The phases one by one, as "kubeadm join" runs them (the hidden one called directly here)."""
     host(d133, "1.33.13")
     docs, etcd = _join(d133, tmp_path, monkeypatch, "1.33.13")
@@ -179,8 +179,8 @@ def test_a_1_32_join_keeps_the_etcd_member_in_control_plane_join(d132, host, tmp
     assert etcd == ["member added"]
 
 
-def test_upgrade_points_a_masters_kubelet_at_its_own_api_server_as_the_collection_renders_it(d133, tmp_path,
-                                                                                            monkeypatch):
+def test_upgrade_points_a_masters_kubelet_at_its_own_api_server_as_the_collection_renders_it(
+        d133, tmp_path, monkeypatch):
     """kubeadm 1.33's upgrade rewrites the server of a master's kubelet.conf; the result is byte for
     byte what the collection's PKI renders for 1.33 (specs.kubeconfig_specs), so the next install run
     finds nothing to restore."""

@@ -103,6 +103,7 @@ def test_a_master_that_joined_before_the_local_mode_skips_its_hidden_phases(site
         (k8s / f).write_text("x")
     config = site["tmp"] / "join.yaml"
     config.write_text("kind: JoinConfiguration\n")
+
     def earlier_phases_done():
         for ph in ("control-plane-prepare-all", "kubelet-start"):
             (state / f"join-{ph}.sha256").write_text("x\n")

@@ -323,7 +323,7 @@ def test_a_masters_kubelet_talks_to_its_own_api_server_from_1_33(version, m2_ser
     specs = {kc.path: kc for kc in p.kubeconfig_specs(cluster(k8s_version=version))}
     assert specs["kubeconfigs/m2/kubelet.conf"].server == m2_server
     assert specs["kubeconfigs/w1/kubelet.conf"].server == "https://api.tke.com:6443"
-    files, _, _ = p.reconcile(cluster(k8s_version=version), {}, NOW)
+    files = p.reconcile(cluster(k8s_version=version), {}, NOW)[0]
     kubelet = yaml.safe_load(files["kubeconfigs/m2/kubelet.conf"])
     assert kubelet["clusters"][0]["cluster"]["server"] == m2_server
 
