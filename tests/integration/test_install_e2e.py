@@ -111,6 +111,37 @@ def test_install_stops_at_a_failing_hook_and_resumes_there(testhosts, site, inst
     assert json.loads((site["dir"] / ".tke" / "tke.json").read_text())["step"] == j["step"]
 
 
+def test_the_run_report_opens_in_a_browser_with_its_timeline_drawn(site, installed, tmp_path):
+    """The finished run wrote its HTML report (tke_state_dir/reports, 0600); headless Chromium opens it
+    with nothing on its console; its timeline has a bar for every host and phase of the journal, and the
+    screenshot shows the colour of every phase done in this run (the solid bars)."""
+    from PIL import Image
+    from harness import browser
+    from ansible_collections.offline_pot.tke.plugins.plugin_utils import run_report
+    dummy, second = installed
+    m = re.search(r"run report: (\S+\.html)", second.output)
+    assert m, second.explain()
+    report = Path(m.group(1))
+    assert report.parent == site["dir"] / ".tke" / "reports" and oct(report.stat().st_mode & 0o777) == "0o600"
+    url = report.as_uri()
+    assert browser.console_messages(url) == []   # the page has no script: nothing may reach the console
+    drawn = set(re.findall(r'<rect [^>]*data-host="([^"]+)" data-phase="([^"]+)" data-this-run="(true|false)"',
+                           browser.dom(url)))
+    j = journal(site)
+    phases = [p for p in PHASE_NAMES if not p.startswith("hook:")]
+    want = {(h, p) for p in phases for h, e in j["phases"].get(p, {}).items() if "seconds" in e}
+    assert {(h, p) for h, p, dummy in drawn} == want and len(want) >= len(PHASES) * 2
+    # the second run resumed at the hook: the phases after it are this run's, the ones before not
+    this_run = {p for dummy, p, now in drawn if now == "true"}
+    assert "nodes" in this_run and "precheck" not in this_run, drawn
+    shot = Image.open(browser.screenshot(url, str(tmp_path / "report.png"))).convert("RGB")
+    colours = {c for dummy, c in shot.getcolors(maxcolors=1 << 20)}
+    for p in this_run:
+        hexed = run_report.colour(phases, p)
+        assert tuple(int(hexed[i:i + 2], 16) for i in (1, 3, 5)) in colours, (p, hexed)
+    print(f"[run report] {report} (screenshot {tmp_path / 'report.png'})")
+
+
 def test_the_site_works(testhosts, site, installed):
     th = testhosts
     # the VIP is on the first master; keepalived runs on both masters, started in stages
