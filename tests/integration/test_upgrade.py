@@ -1,23 +1,25 @@
-"""playbooks/upgrade.yml on an installed 1.30 site: 3 masters with the keepalived VIP, 1 worker
+"""playbooks/upgrade.yml on an installed 1.31 site: 3 masters with the keepalived VIP, 1 worker
 (h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
-1.32.13, 1.33.13 and 1.34.10 (launchers of the doubles acting as that version). In order, on one install (CI budget):
+1.32.13, 1.33.13 and 1.34.10 (launchers of the doubles acting as that version). In order, on one
+install (CI budget; the chain 1.31 -> 1.34 step by step):
 
-- a skew of two minors is refused before anything is touched, naming tke_k8s_version and the
-  cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
-- 1.30.4 -> 1.31.1 with the worker unreachable (SSH to it dropped by an nftables rule on this
-  machine; its kubelet keeps running, as on a site where a network path fails): the masters upgrade one at a time while the
-  VIP's /healthz, sampled from the controller every 100 ms, never stops answering longer than a
-  failover; the run fails naming h4, its summary (read from the API) names h4 not upgraded at
-  v1.30.4; h4 back -> the re-run resumes at h4 (the masters run no
-  kubeadm again: their double's command log is unchanged) -> every Node reports kubelet v1.31.1
-  (the official kubectl through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.31.1,
-  etcd was backed up first;
-- the chain goes on, one minor at a time: 1.31.1 -> 1.32.13 (kubeadm 1.32 reads the v1beta4 its
-  1.31 predecessor uploaded), every Node at v1.32.13 as the official kubectl 1.32 lists them ->
-  1.33.13, where kubeadm's local mode points each master's kubelet at its own API server, as the
-  collection's PKI phase renders it for 1.33 (its check-mode run finds no host file to put back) ->
-  1.34.10, where NodeLocalCRISocket moves each node's CRI endpoint from the kubelet's flags into its
-  instance-config.yaml -> a further run changes nothing.
+- a skew of more than one minor is refused before anything is touched, naming tke_k8s_version and
+  the cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
+- 1.31.1 -> 1.32.13 with the worker unreachable (SSH to it dropped by an nftables rule on this
+  machine; its kubelet keeps running, as on a site where a network path fails): the masters upgrade
+  one at a time while the VIP's /healthz, sampled from the controller every 100 ms, never stops
+  answering longer than a failover; the run fails naming h4, its summary (read from the API) names
+  h4 not upgraded at v1.31.1; h4 back -> the re-run resumes at h4 (the masters run no kubeadm again:
+  their double's command log is unchanged) -> every Node reports kubelet v1.32.13 (the official
+  kubectl 1.32 through the API double), the kubeadm-config ConfigMap is v1beta4 at v1.32.13, etcd
+  was backed up first;
+- the chain goes on, one minor at a time: 1.32.13 -> 1.33.13, where kubeadm's local mode points each
+  master's kubelet at its own API server, as the collection's PKI phase renders it for 1.33 (its
+  check-mode run finds no host file to put back) -> 1.34.10, where NodeLocalCRISocket moves each
+  node's CRI endpoint from the kubelet's flags into its instance-config.yaml; the official kubectl
+  of each minor lists the nodes at its version -> a further run changes nothing.
+(The 1.30 -> 1.31 step, v1beta3 uploaded as v1beta4, is the double's unit test
+test_kubeadm_double_upgrade.py::test_upload_moves_the_configuration_to_v1beta4.)
 """
 from __future__ import annotations
 
@@ -73,11 +75,11 @@ def site(four, tmp_path_factory):
     inv = th.write_inventory(
         d / "hosts.yml", groups={"masters": MASTERS, "workers": [WORKER], "etcd": ["h1"], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
-                    "tke_k8s_version": "1.30.4", "site_repo_packages": ["conntrack", "socat"],
+                    "tke_k8s_version": "1.31.1", "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
     if not (d / "installed").exists():
-        run = timed("install 1.30.4 (3 masters + 1 worker)", INSTALL, inv)
+        run = timed("install 1.31.1 (3 masters + 1 worker)", INSTALL, inv)
         assert run.rc == 0, run.explain()
         if KEPT:
             (d / "installed").write_text("")
@@ -136,15 +138,15 @@ def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     th = four
     run = run_playbook(UPGRADE, site["inv"], "-e", json.dumps(
         {"tke_k8s_version": "1.35.0",
-         "tke_supported_k8s_versions": ["1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.0"]}))
+         "tke_supported_k8s_versions": ["1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.0"]}))
     assert run.rc != 0
-    assert ("all: tke_k8s_version: 1.35.0: the cluster runs v1.30.4 (kube-system/kubeadm-config read through h1); "
-            "kubeadm upgrades one minor version at a time: upgrade to 1.31 first") in run.output, run.explain()
+    assert ("all: tke_k8s_version: 1.35.0: the cluster runs v1.31.1 (kube-system/kubeadm-config read through h1); "
+            "kubeadm upgrades one minor version at a time: upgrade to 1.32 first") in run.output, run.explain()
     assert "carries no kubeadm 1.35.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13, 1.34.10)" in run.output
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
-    assert set(kubelet_versions(th).values()) == {"v1.30.4"}
+    assert set(kubelet_versions(th).values()) == {"v1.31.1"}
 
 
 def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
@@ -156,7 +158,7 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     started = time.time()
     try:
         with ssh_unreachable(th, WORKER):
-            failed = timed("upgrade, h4 unreachable", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+            failed = timed("upgrade, h4 unreachable", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.32.13")
     finally:
         w.stop.set()
         w.join()
@@ -167,24 +169,24 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     assert failed.stats[WORKER]["unreachable"] >= 1, failed.explain()
     # the failed run's summary, read from the API and the nodes at its end, says what is not done
     assert "every node upgraded" not in failed.output, failed.explain()
-    assert "cluster v1.30.4 -> v1.31.1: NOT done" in failed.output, failed.explain()
-    assert "upgraded to v1.31.1: h1, h2, h3" in failed.output, failed.explain()
-    assert (f"not upgraded: {WORKER} (kubelet v1.30.4, its record not read, failed or unreachable in this run)"
+    assert "cluster v1.31.1 -> v1.32.13: NOT done" in failed.output, failed.explain()
+    assert "upgraded to v1.32.13: h1, h2, h3" in failed.output, failed.explain()
+    assert (f"not upgraded: {WORKER} (kubelet v1.31.1, its record not read, failed or unreachable in this run)"
             in failed.output), failed.explain()
     # the masters were upgraded one at a time, the VIP always served by a master
     assert w.longest_gap() <= 3.0, f"the VIP did not serve for {w.longest_gap():.2f} s"
-    assert records(th, MASTERS) == {"h1": "v1.31.1", "h2": "v1.31.1", "h3": "v1.31.1"}
+    assert records(th, MASTERS) == {"h1": "v1.32.13", "h2": "v1.32.13", "h3": "v1.32.13"}
     done, prev = recorded_at(th, MASTERS), started
     for h in MASTERS:   # per node, from one record to the next (h1's share includes validate and the backup)
         print(f"[timing] {h} upgraded in {done[h] - prev:.1f} s")
         prev = done[h]
-    assert upgrade_log(th, "h1")[-1].startswith("upgrade apply v1.31.1")
+    assert upgrade_log(th, "h1")[-1].startswith("upgrade apply v1.32.13")
     assert [line.split()[:2] for line in upgrade_log(th, "h2")] == [["upgrade", "node"]]
     masters_log = {h: upgrade_log(th, h) for h in MASTERS}
     assert snapshots(th) == backups_before + 1   # etcd backed up before the first master's turn
 
     assert records(th, [WORKER]) == {WORKER: ""}   # h4 reachable again
-    resumed = timed("upgrade, resumed", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.31.1")
+    resumed = timed("upgrade, resumed", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.32.13")
     assert resumed.rc == 0, resumed.explain()
     # resumed at h4: the masters ran no kubeadm again, only h4 was upgraded
     assert {h: upgrade_log(th, h) for h in MASTERS} == masters_log
@@ -194,17 +196,17 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
         resumed.explain()
     assert "nodes at another version when this run started: h4" in resumed.output
     # (the callback folds long messages: match on the output with its whitespace collapsed)
-    assert ("cluster v1.31.1 -> v1.31.1: every node upgraded (the API reports kubelet v1.31.1 on h1, h2, h3, h4)"
+    assert ("cluster v1.32.13 -> v1.32.13: every node upgraded (the API reports kubelet v1.32.13 on h1, h2, h3, h4)"
             in " ".join(resumed.output.split())), resumed.explain()
 
-    assert kubelet_versions(th) == {h: "v1.31.1" for h in NODES}
+    assert kubelet_versions(th) == {h: "v1.32.13" for h in NODES}
     cm = json.loads(kubectl(th, "-n kube-system get configmap kubeadm-config -o json"))
     cluster = yaml.safe_load(cm["data"]["ClusterConfiguration"])
-    assert (cluster["apiVersion"], cluster["kubernetesVersion"]) == ("kubeadm.k8s.io/v1beta4", "v1.31.1")
-    assert json.loads(kubectl(th, "get --raw /version"))["gitVersion"] == "v1.31.1"
+    assert (cluster["apiVersion"], cluster["kubernetesVersion"]) == ("kubeadm.k8s.io/v1beta4", "v1.32.13")
+    assert json.loads(kubectl(th, "get --raw /version"))["gitVersion"] == "v1.32.13"
     for h in MASTERS:
         image = th.ssh(h, "grep 'image:' /etc/kubernetes/manifests/kube-apiserver.yaml").stdout
-        assert image.strip().endswith(":v1.31.1"), (h, image)
+        assert image.strip().endswith(":v1.32.13"), (h, image)
     assert not [n["metadata"]["name"] for n in json.loads(kubectl(th, "get nodes -o json"))["items"]
                 if n.get("spec", {}).get("unschedulable")], "a node is left cordoned"
 
@@ -215,21 +217,10 @@ def kubelet_server(th, h):
 
 def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four, site):
     th = four
-    if kubelet_versions(th) != {h: "v1.31.1" for h in NODES}:
-        pytest.skip("the site is not at 1.31.1 (the upgrade above failed)")
-    # 1.30.4 is two minors behind 1.32: the run above was the needed step
-    step = timed("upgrade 1.31.1 -> 1.32.13", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.32.13")
-    assert step.rc == 0, step.explain()
-    assert ("cluster v1.31.1 -> v1.32.13: every node upgraded (the API reports kubelet v1.32.13 on h1, h2, h3, h4)"
-            in " ".join(step.output.split())), step.explain()
-    assert upgrade_log(th, "h1")[-1].startswith("upgrade apply v1.32.13")
-    assert records(th) == {h: "v1.32.13" for h in NODES}
-    cm = json.loads(kubectl(th, "-n kube-system get configmap kubeadm-config -o json"))
-    cluster = yaml.safe_load(cm["data"]["ClusterConfiguration"])
-    assert (cluster["apiVersion"], cluster["kubernetesVersion"]) == ("kubeadm.k8s.io/v1beta4", "v1.32.13")
-    # the official kubectl of the new minor lists every node at its version
+    if kubelet_versions(th) != {h: "v1.32.13" for h in NODES}:
+        pytest.skip("the site is not at 1.32.13 (the upgrade above failed)")
+    # the official kubectl of each minor lists every node at its version
     assert th.kubectl_client("h1", "1.32") == "v1.32.3"
-    assert kubelet_versions(th) == {h: "v1.32.13" for h in NODES}
     assert json.loads(kubectl(th, "get --raw /version"))["gitVersion"] == "v1.32.13"
 
     # 1.32.13 -> 1.33.13: kubeadm 1.33 runs in the kubelet's local mode, its upgrade points each master's
