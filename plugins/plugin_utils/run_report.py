@@ -117,6 +117,8 @@ def render(report: dict) -> str:
         longest = max((b["seconds"] for b in done if b["phase"] == p), default=None)
         per_phase.append((p, ", ".join(ran) or "-", ", ".join(earlier) or "-",
                           "-" if longest is None else f"{longest:.1f}"))
+    links = [f'<li><a href="{e(path, quote=True)}">{e(label)}</a></li>'
+             for label, path in sorted((report.get("links") or {}).items())]
     certs = report.get("certificates") or []
     nodes = report.get("nodes")
     pack = report.get("pack")
@@ -141,8 +143,7 @@ def render(report: dict) -> str:
                 for c in certs], "certificates") if certs else "<p>none read in this run</p>",
         "<h2>Site pack</h2>",
         _table(("field", "value"), sorted(pack.items()), "pack") if pack else "<p>no unpacked site pack on the controller</p>",
-        "<h2>Sources</h2>", "<ul>" + "".join(f'<li><a href="{e(path, quote=True)}">{e(label)}</a></li>'
-                                            for label, path in sorted((report.get("links") or {}).items())) + "</ul>",
+        "<h2>Sources</h2>", "<ul>" + "".join(links) + "</ul>",
     ]
     style = ("body{font-family:sans-serif;margin:20px;color:#222}table{border-collapse:collapse;margin:6px 0}"
              "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;text-align:left}"
