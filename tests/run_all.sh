@@ -10,7 +10,8 @@ cd "$TOP"
 t0=$(date +%s)
 bash tests/setup_controller.sh
 # a real browser for the run report's test (tests/harness/browser.py): Debian's Chromium
-command -v chromium >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null
+command -v chromium >/dev/null || { apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
 export PATH=$VENV/bin:$PATH ANSIBLE_CONFIG=$TOP/ansible.cfg
 echo "== setup done in $(( $(date +%s) - t0 )) s"
