@@ -57,9 +57,8 @@ def colour(phases: list, phase: str) -> str:
     return PALETTE[phases.index(phase) % len(PALETTE)] if phase in phases else "#000000"
 
 
-def timeline_svg(journal: dict, phases: list, hosts: list, run_started: str | None = None) -> str:
-    """The timeline as an SVG element (empty drawing with a note when the journal has no times)."""
-    drawn = bars(journal, phases, hosts)
+def timeline_svg(drawn: list, phases: list, hosts: list, run_started: str | None = None) -> str:
+    """The timeline of these bars (bars()) as an SVG element (empty drawing with a note when there is none)."""
     height = TOP + ROW * max(len(hosts), 1) + 30
     e = html.escape
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="timeline" width="{LEFT + WIDTH + 20}" '
@@ -130,7 +129,7 @@ def render(report: dict) -> str:
         "<h2>Hosts</h2>", _table(("host", "groups"), [(h, ", ".join(g)) for h, g in (report.get("hosts") or {}).items()],
                                  "hosts"),
         "<h2>Timeline</h2>", f'<div class="legend">{legend}</div>',
-        timeline_svg(journal, phases, hosts, report.get("run_started")),
+        timeline_svg(done, phases, hosts, report.get("run_started")),
         "<p class=\"note\">Solid: done in this run; faded: done in an earlier run (the install journal's times).</p>",
         "<h2>Phases</h2>",
         _table(("phase", "ran on (this run)", "done before", "longest (s)"), per_phase, "phases"),
