@@ -19,6 +19,9 @@ description:
     control-plane-join all) and a worker C(preflight, kubelet-start, local-mode); C(local-mode) is the
     hidden phases C(check-etcd), C(etcd-join) and C(kubelet-wait-bootstrap), run by
     M(offline_pot.tke.kubeadm_phase) as C(kubeadm join) with every other phase skipped.
+  - From 1.35 those phases are C(join phase) commands, run one by one - a master runs C(preflight,
+    control-plane-prepare all, kubelet-start, etcd-join, kubelet-wait-bootstrap, control-plane-join all)
+    and a worker C(preflight, kubelet-start, kubelet-wait-bootstrap).
 positional: _input, control_plane
 options:
   _input:

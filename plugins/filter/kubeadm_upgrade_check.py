@@ -15,10 +15,12 @@ description:
     kubeadm-config's kubernetesVersion), C(kubelets) (Node name to kubelet version), C(pending)
     (the given hosts whose kubelet is not at the target) and C(errors), each naming the variable,
     the host and the versions found.
+  - From 1.35 a target refuses the nodes on cgroup v1 (the kubelet refuses them by default, KEP-5573) unless
+    the site allows them (C(tke_allow_cgroup_v1)).
   - "kubeadm's rules (cmd/kubeadm/app/phases/upgrade/policy.go): one minor version at a time, no
     downgrade; a kubelet at most three minors older than the target and never newer. The site pack
     must carry kubeadm and kubelet (and kubectl, if it carries kubectl at all) of the target."
-positional: _input, cluster_configuration, nodes, binaries, hosts, first_master
+positional: _input, cluster_configuration, nodes, binaries, hosts, first_master, cgroup_v1_hosts, allow_cgroup_v1
 options:
   _input:
     description: The target version.
@@ -47,6 +49,15 @@ options:
     description: The master the cluster was read through (for the messages).
     type: str
     required: true
+  cgroup_v1_hosts:
+    description: The nodes whose /sys/fs/cgroup is not a cgroup2 mount.
+    type: list
+    elements: str
+    default: []
+  allow_cgroup_v1:
+    description: Whether the site allows cgroup v1 nodes from Kubernetes 1.35 (C(tke_allow_cgroup_v1)).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""

@@ -144,6 +144,20 @@ def selinux_state():
         return "disabled"
 
 
+def cgroup_version(mounts="/proc/self/mounts"):
+    """2 when /sys/fs/cgroup is the unified hierarchy (a cgroup2 mount), else 1 (cgroup v1 or hybrid):
+    the kubelet's test (libcontainer IsCgroup2UnifiedMode: the statfs type of /sys/fs/cgroup)."""
+    try:
+        with open(mounts) as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 2 and fields[1] == "/sys/fs/cgroup" and fields[2] == "cgroup2":
+                    return 2
+    except OSError:
+        pass
+    return 1
+
+
 def _unit_active(name):
     """Whether a systemd unit is running, from systemd's runtime state (no subprocess)."""
     return os.path.exists(f"/run/systemd/units/invocation:{name}.service")
@@ -252,7 +266,7 @@ def gather_more(hostname=None, peers=(), fsync_path=None, fsync_samples=200, nod
     and the host's clock."""
     name = hostname or platform.node()
     facts = {"hostname_addresses": hostname_resolves(name), "selinux": selinux_state(),
-             "firewall": firewall_state(), "reachability": reachability(list(peers))}
+             "firewall": firewall_state(), "reachability": reachability(list(peers)), "cgroup": cgroup_version()}
     if node_address:
         iface = node_interface(node_address, address_interfaces())
         if iface is not False:

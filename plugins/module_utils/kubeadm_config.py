@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.34.
+"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.35.
 
 Private to the collection. Pure functions, no Ansible import (unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_config.py). Hosts may lack PyYAML, so the
@@ -20,7 +20,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import kubeadm_api_version
+from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refused, kubeadm_api_version
 
 
 class ConfigError(ValueError):
@@ -168,6 +168,10 @@ def build(kind: str, version: str, cluster: dict, node: dict, join: dict | None 
         "kubeReserved": dict(cluster.get("kube_reserved") or reserved),
         "systemReserved": dict(cluster.get("system_reserved") or reserved),
     }
+    if cluster.get("allow_cgroup_v1") is True and cgroup_v1_refused(version):
+        # KEP-5573: from 1.35 the kubelet refuses cgroup v1 unless told not to (kubeadm uploads this
+        # document as kube-system/kubelet-config: every joining node's config.yaml gets it)
+        kubelet_doc["failCgroupV1"] = False
     mode = cluster.get("proxy_mode", "ipvs")
     if mode not in ("ipvs", "iptables"):
         raise ConfigError(f"kube-proxy mode must be ipvs or iptables, not {mode!r}")

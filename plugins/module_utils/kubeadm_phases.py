@@ -6,7 +6,7 @@
 Private to the collection. Pure functions, no Ansible import: unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_phases.py.
 
-Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.34 and
+Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.35 and
 cmd/kubeadm/app/cmd/phases/{init,join}): file names below are the ones kubeadm writes under
 /etc/kubernetes (kubeconfigs, pki/, manifests/) and /var/lib/kubelet.
 
@@ -20,13 +20,21 @@ off) and kubelet-wait-bootstrap waits for the kubelet afterwards. Up to 1.34 kub
 makes no `join phase` command of a hidden phase (workflow/runner.go BindToCommand): they run inside
 `kubeadm join` only, so the collection runs them as `kubeadm join --skip-phases <every other phase>`
 (the pseudo-phase LOCAL_MODE_PHASES; Cluster API does the same, kubernetes-sigs/cluster-api#10983).
+From 1.35 both are visible phases (kubernetes#134106: kubelet-wait-bootstrap no longer experimental,
+control-plane-join's etcd sub-phase hidden): the collection runs them one by one, as every other.
+
+cgroup v1 (KEP-5573, kubernetes#134298 and #134744; docs/kubernetes_releases.md section 9): from 1.35
+the kubelet refuses to start on a cgroup v1 host unless its configuration sets failCgroupV1: false,
+and kubeadm's SystemVerification preflight check fails there (init and join: for an installed kubelet
+of 1.35 or later; upgrade: for the installed kubelet's minor + 1) unless ignored. Both have to be
+done, they are independent: CGROUP_V1_REFUSED_FROM and cgroup_v1_refusal.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 
-SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33, 34)
+SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33, 34, 35)
 # the first minor whose kubeadm runs with ControlPlaneKubeletLocalMode on (a cluster upgraded from an
 # older one has no featureGates in its kubeadm-config, so its upgrades and joins follow the default too)
 LOCAL_MODE_FROM = 33
@@ -35,6 +43,13 @@ LOCAL_MODE_FROM = 33
 # wait-control-plane too: the roles wait for the API server themselves)
 LOCAL_MODE_PHASES = "local-mode"
 LOCAL_MODE_SKIP = ("preflight", "control-plane-prepare", "kubelet-start", "control-plane-join", "wait-control-plane")
+# the first minor whose join phases etcd-join and kubelet-wait-bootstrap are `join phase` commands
+VISIBLE_JOIN_PHASES_FROM = 35
+# the first minor whose kubelet refuses cgroup v1 by default (failCgroupV1 true) and whose kubeadm
+# fails SystemVerification there
+CGROUP_V1_REFUSED_FROM = 35
+# the kubeadm preflight check that refuses cgroup v1 (kubeadm --ignore-preflight-errors names it so)
+CGROUP_V1_CHECK = "SystemVerification"
 
 # certificate pairs written by "certs all" (relative to the cert dir)
 _CA_PAIRS = ("ca", "front-proxy-ca")
@@ -63,11 +78,44 @@ def kubelet_local_mode(version: str) -> bool:
     return minor(version) >= LOCAL_MODE_FROM
 
 
+def cgroup_v1_refused(version: str) -> bool:
+    """Whether the kubelet and kubeadm of this release refuse a cgroup v1 host by default."""
+    return minor(version) >= CGROUP_V1_REFUSED_FROM
+
+
+def cgroup_v1_reason(version: str) -> str:
+    """Why a host on cgroup v1 cannot run this release (a release that refuses it), and the ways out."""
+    return (f"cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes {version} does not start "
+            f"on cgroup v1 (failCgroupV1 defaults to true from 1.35, KEP-5573) and kubeadm's {CGROUP_V1_CHECK} "
+            "preflight check fails there: boot the host with cgroup v2 (systemd.unified_cgroup_hierarchy=1 on the "
+            "kernel command line), or set tke_allow_cgroup_v1: true to run the deprecated cgroup v1 (the kubelet "
+            "with failCgroupV1: false, the check ignored)")
+
+
+def cgroup_v1_refusal(version: str, hosts: list[str], allowed: bool) -> str:
+    """The refusal of a release that does not run on cgroup v1 for the hosts that have it ("" when
+    there is none: the release runs there, or the site allows it with tke_allow_cgroup_v1)."""
+    if not hosts or allowed or not cgroup_v1_refused(version):
+        return ""
+    return f"{', '.join(hosts)}: {cgroup_v1_reason(version)}"
+
+
+def preflight_ignores(version: str, allow_cgroup_v1: bool) -> list[str]:
+    """kubeadm's preflight checks the join and upgrade commands ignore: SystemVerification where the
+    release refuses cgroup v1 and the site allows it (what the host really runs is the precheck's)."""
+    return [CGROUP_V1_CHECK] if allow_cgroup_v1 and cgroup_v1_refused(version) else []
+
+
 def join_phases(version: str, control_plane: bool) -> list[str]:
     """The kubeadm join phases a node runs, in kubeadm's order for its release (TKE's order: the
     phases one by one, each recorded; wait-control-plane is left out: the roles wait themselves).
-    In the local mode the hidden phases run together between kubelet-start and control-plane-join
-    (LOCAL_MODE_PHASES)."""
+    In the local mode up to 1.34 the hidden phases run together between kubelet-start and
+    control-plane-join (LOCAL_MODE_PHASES); from 1.35 they are phases of their own."""
+    if minor(version) >= VISIBLE_JOIN_PHASES_FROM:
+        if control_plane:
+            return ["preflight", "control-plane-prepare all", "kubelet-start", "etcd-join", "kubelet-wait-bootstrap",
+                    "control-plane-join all"]
+        return ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
     if kubelet_local_mode(version):
         if control_plane:
             return ["preflight", "control-plane-prepare all", "kubelet-start", LOCAL_MODE_PHASES, "control-plane-join all"]
@@ -123,6 +171,8 @@ def phase_artifacts(command: str, phase: str, version: str, stacked_etcd: bool =
         # etcd-join writes the member's manifest (a master with stacked etcd), kubelet-wait-bootstrap
         # waits for kubelet.conf (a worker passes stacked_etcd false: it runs no member)
         table[("join", LOCAL_MODE_PHASES)] = etcd_manifest + ["kubelet.conf"]
+        table[("join", "etcd-join")] = etcd_manifest
+        table[("join", "kubelet-wait-bootstrap")] = ["kubelet.conf"]
     try:
         return list(table[(command, phase)])
     except KeyError:
@@ -144,6 +194,8 @@ _PREREQUISITES = {
     ("join", "kubelet-start"): ["preflight"],
     ("join", "control-plane-join all"): ["control-plane-prepare all", "kubelet-start"],
     ("join", LOCAL_MODE_PHASES): ["kubelet-start"],
+    ("join", "etcd-join"): ["kubelet-start"],
+    ("join", "kubelet-wait-bootstrap"): ["kubelet-start"],
 }
 
 
@@ -222,7 +274,17 @@ RUN_ONCE = {("join", "preflight")}
 # Phases that belong to a node's way in only: on a node whose join completed (the last phase of its
 # list recorded) they do not run, also when never recorded: a master that joined under 1.32 has no
 # record of the local mode's phases, and its etcd member exists (etcd-join would add it again).
-JOIN_ONLY = {("join", "preflight"), ("join", LOCAL_MODE_PHASES)}
+JOIN_ONLY = {("join", "preflight"), ("join", LOCAL_MODE_PHASES), ("join", "etcd-join"), ("join", "kubelet-wait-bootstrap")}
+
+
+def join_completed_by(phases: list[str]) -> set[str]:
+    """The phases whose record proves that a node completed its join, for a node about to run this
+    list: the final phase of the list of any supported release (a worker joined under 1.34 recorded
+    local-mode, under 1.35 kubelet-wait-bootstrap), but none this list runs before its own end (a
+    worker's kubelet-start was the final phase up to 1.32; in a later list it only starts a join)."""
+    control_plane = "control-plane-join all" in phases
+    finals = {join_phases(f"1.{m}.0", control_plane)[-1] for m in SUPPORTED_MINORS}
+    return finals - set(phases[:-1])
 
 
 def decide(missing: list[str], recorded: str | None, desired: str | None, force: bool = False,

@@ -8,6 +8,8 @@ No Ansible and no I/O here, so every rule is unit-tested on plain dicts
 """
 from __future__ import annotations
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_reason, cgroup_v1_refused
+
 PASS, WARN, FAIL = "pass", "warn", "fail"
 
 
@@ -35,6 +37,8 @@ ARGUMENT_SPEC = dict(
     max_fsync_ms=dict(type="float", default=10),
     max_time_skew_s=dict(type="float", default=1),
     node_address=dict(type="str"),
+    k8s_version=dict(type="str"),
+    allow_cgroup_v1=dict(type="bool", default=False),
 )
 
 
@@ -168,6 +172,15 @@ def evaluate_more(facts, limits):
                                "" if iface else f"{addr} (tke_node_ip, else ansible_host) is no address of this "
                                "host: kubelet and etcd would advertise an address it does not have; set "
                                "tke_node_ip to one of its addresses"))
+    if "cgroup" in facts and limits.get("k8s_version"):
+        version, allowed = limits["k8s_version"], bool(limits.get("allow_cgroup_v1"))
+        refused = facts["cgroup"] == 1 and cgroup_v1_refused(version)
+        status = PASS if not refused else WARN if allowed else FAIL
+        message = "" if not refused else cgroup_v1_reason(version) if not allowed else \
+            (f"cgroup v1, allowed by tke_allow_cgroup_v1 (the kubelet of {version} runs with failCgroupV1: false, "
+             "kubeadm's SystemVerification check is ignored); cgroup v1 is deprecated upstream: move to cgroup v2")
+        results.append(_result("cgroup", f"v{facts['cgroup']}", f"v2 for Kubernetes {version}" if refused else "v1 or v2",
+                               status, message))
     if "fsync" in facts:
         p99, limit = facts["fsync"]["p99_ms"], limits.get("max_fsync_ms", 10)
         ok = p99 <= limit

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kubeadm_config
-short_description: Write a node's kubeadm configuration (init or join) for Kubernetes 1.28-1.34
+short_description: Write a node's kubeadm configuration (init or join) for Kubernetes 1.28-1.35
 version_added: 0.2.0
 description:
   - Renders the kubeadm configuration documents for the Kubernetes version (kubeadm API
@@ -39,7 +39,7 @@ options:
     choices: [init, join]
     required: true
   version:
-    description: Kubernetes version (1.28-1.34).
+    description: Kubernetes version (1.28-1.35).
     type: str
     required: true
   cluster:
@@ -47,6 +47,7 @@ options:
       - Cluster settings (used by I(kind=init)). Keys - C(name), C(control_plane_endpoint) (host:port),
         C(api_port), C(image_repository), C(pod_cidr), C(service_cidr), C(dns_domain), C(node_cidr_mask),
         C(max_pods), C(proxy_mode) (ipvs or iptables), C(proxy_exclude_cidrs), C(apiserver_cert_sans),
+        C(allow_cgroup_v1) (a boolean; true from 1.35 - the kubelet's failCgroupV1 false),
         C(apiserver_extra_args), C(controller_manager_extra_args), C(scheduler_extra_args),
         C(kube_reserved), C(system_reserved), C(etcd) (C(local) with C(data_dir), C(extra_args),
         C(server_cert_sans), C(peer_cert_sans); or C(external) with C(endpoints), C(ca_file),

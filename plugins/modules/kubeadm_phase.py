@@ -49,11 +49,13 @@ options:
   phases:
     description:
       - The phases and sub-phases, in order, as given to kubeadm, for example C(certs all) or C(kubelet-start).
-      - For C(join), the last one marks a completed join; once it is recorded, the phases that belong to a node's
-        way in only (C(preflight), C(local-mode)) do not run again.
-      - C(local-mode) (a join from Kubernetes 1.33) is the local mode's hidden phases C(check-etcd), C(etcd-join) and
-        C(kubelet-wait-bootstrap), which kubeadm runs only inside C(kubeadm join) (a hidden phase has no C(join phase)
-        command); the module runs C(kubeadm join --config ... --skip-phases) with every other phase skipped.
+      - For C(join), the last one marks a completed join (as does the last one of an earlier release's list, for a
+        node that joined under that release); once it is recorded, the phases that belong to a node's way in only
+        (C(preflight), C(local-mode), C(etcd-join), C(kubelet-wait-bootstrap)) do not run again.
+      - C(local-mode) (a join of Kubernetes 1.33 and 1.34) is the local mode's hidden phases C(check-etcd), C(etcd-join)
+        and C(kubelet-wait-bootstrap), which kubeadm runs only inside C(kubeadm join) (a hidden phase has no C(join phase)
+        command); the module runs C(kubeadm join --config ... --skip-phases) with every other phase skipped. From 1.35
+        C(etcd-join) and C(kubelet-wait-bootstrap) are phases of their own.
       - The join phases of a release come from the filter P(offline_pot.tke.kubeadm_join_phases#filter).
     type: list
     elements: str
@@ -264,9 +266,11 @@ def main():
     if config_text is None and not module.check_mode:
         module.fail_json(msg=f"kubeadm configuration {p['config']} does not exist")
     results, failure = [], None
-    # a join whose final phase is recorded has completed: its join-only phases stay behind it
+    # a join whose final phase is recorded (this release's or an earlier one's) has completed: its
+    # join-only phases stay behind it
     final = phases[-1] if phases else ""
-    joined = final if p["command"] == "join" and final and _recorded(p, [final])[final] else ""
+    proofs = sorted(kp.join_completed_by(phases)) if p["command"] == "join" and final else []
+    joined = next((ph for ph, done in _recorded(p, proofs).items() if done), "")
     for phase in phases:
         try:
             results.append(_one(module, p, phase, config_text, "" if phase == final else joined))

@@ -139,6 +139,15 @@ options:
         an IP address, the check C(node address) fails unless an interface of the host holds it, and
         the facts name that interface (C(node_interface), from which tke.json's C(networkDevice) comes).
     type: str
+  k8s_version:
+    description:
+      - The Kubernetes version the site runs. From 1.35 the check C(cgroup) fails on a cgroup v1 host (the kubelet
+        refuses it by default, KEP-5573) unless I(allow_cgroup_v1). Empty skips the check.
+    type: str
+  allow_cgroup_v1:
+    description: Whether the site allows cgroup v1 hosts from 1.35 (C(tke_allow_cgroup_v1)); the check then warns.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""

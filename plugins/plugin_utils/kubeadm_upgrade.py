@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 
 import yaml
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal
 
 VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 KUBELET_SKEW = 3
@@ -43,11 +46,12 @@ def kubelet_versions(nodes):
             .get("kubeletVersion", "") for n in nodes or []}
 
 
-def check(target, cluster_configuration, nodes, binaries, hosts, first_master):
+def check(target, cluster_configuration, nodes, binaries, hosts, first_master, cgroup_v1_hosts=(), allow_cgroup_v1=False):
     """{target, cluster_version, kubelets, pending, errors}: target is the version as kubeadm writes it
     (v1.31.1); pending are the inventory's nodes (hosts) whose
     kubelet is not at the target yet, in the given order; errors name the variable, the host and the
-    versions found, and say what to do."""
+    versions found, and say what to do. cgroup_v1_hosts: the nodes on cgroup v1 (a target from 1.35
+    refuses them unless allow_cgroup_v1: kubeadm_phases.cgroup_v1_refusal)."""
     want = parse(target)
     current = cluster_version(cluster_configuration)
     have = parse(current)
@@ -81,6 +85,10 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master):
                               f"{KUBELET_SKEW} minor versions older; upgrade it first")
     if want:
         t = ".".join(map(str, want))
+        refusal = cgroup_v1_refusal(t, [h for h in hosts if h in set(cgroup_v1_hosts)],
+                                    boolean(allow_cgroup_v1, strict=False))
+        if refusal:
+            errors.append(refusal)
         carried = {}
         for b in binaries or []:
             carried.setdefault(b.get("name"), []).append(str(b.get("version", "")).lstrip("v"))

@@ -46,7 +46,7 @@ INSTALL = {"containerd": "/usr/local/bin/containerd", "containerd-shim-runc-v2":
            "etcd": "/usr/local/bin/etcd"}
 GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
 # kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_3*.VERSION)
-DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10")
+DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.7")
 
 
 def double_launchers(bindir: Path, work: Path) -> list[dict]:
@@ -144,7 +144,7 @@ def busybox_layer(busybox: bytes) -> bytes:
 
 
 # The Kubernetes releases and network plugins the fixture pack serves (the kubeadm double acts
-# as v1.30.4, v1.31.1, v1.32.13, v1.33.13 or v1.34.10: tests/kubeadm_double/cli_v1_3*.py).
+# as v1.30.4, v1.31.1, v1.32.13, v1.33.13, v1.34.10 or v1.35.7: tests/kubeadm_double/cli_v1_3*.py).
 K8S_VERSIONS = list(DOUBLE_VERSIONS)
 NETWORK_PLUGINS = ["flannel", "calico"]
 

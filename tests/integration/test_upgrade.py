@@ -1,7 +1,7 @@
 """playbooks/upgrade.yml on an installed 1.31 site: 3 masters with the keepalived VIP, 1 worker
 (h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
-1.32.13, 1.33.13 and 1.34.10 (launchers of the doubles acting as that version). In order, on one
-install (CI budget; the chain 1.31 -> 1.34 step by step):
+1.32.13, 1.33.13, 1.34.10 and 1.35.7 (launchers of the doubles acting as that version). In order, on
+one install (CI budget; the chain 1.31 -> 1.35 step by step):
 
 - a skew of more than one minor is refused before anything is touched, naming tke_k8s_version and
   the cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
@@ -16,8 +16,13 @@ install (CI budget; the chain 1.31 -> 1.34 step by step):
 - the chain goes on, one minor at a time: 1.32.13 -> 1.33.13, where kubeadm's local mode points each
   master's kubelet at its own API server, as the collection's PKI phase renders it for 1.33 (its
   check-mode run finds no host file to put back) -> 1.34.10, where NodeLocalCRISocket moves each
-  node's CRI endpoint from the kubelet's flags into its instance-config.yaml; the official kubectl
-  of each minor lists the nodes at its version -> a further run changes nothing.
+  node's CRI endpoint from the kubelet's flags into its instance-config.yaml -> 1.35.7: on this
+  machine's cgroup v1 hosts refused first, naming every node, nothing touched; then allowed
+  (tke_allow_cgroup_v1): failCgroupV1: false goes into kube-system/kubelet-config before kubeadm 1.35
+  runs, so every node's config.yaml gets it at its upgrade and its 1.35 kubelet starts; kubeadm's
+  SystemVerification check is ignored, and its post-upgrade drops --pod-infra-container-image from
+  each node's kubeadm-flags.env (the 1.35 kubelet has no such flag); the official kubectl of each
+  minor lists the nodes at its version -> a further run changes nothing.
 (The 1.30 -> 1.31 step, v1beta3 uploaded as v1beta4, is the double's unit test
 test_kubeadm_double_upgrade.py::test_upload_moves_the_configuration_to_v1beta4.)
 """
@@ -142,7 +147,7 @@ def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     assert run.rc != 0
     assert ("all: tke_k8s_version: 1.35.0: the cluster runs v1.31.1 (kube-system/kubeadm-config read through h1); "
             "kubeadm upgrades one minor version at a time: upgrade to 1.32 first") in run.output, run.explain()
-    assert "carries no kubeadm 1.35.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13, 1.34.10)" in run.output
+    assert "carries no kubeadm 1.35.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13, 1.34.10, 1.35.7)" in run.output
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
@@ -259,9 +264,35 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
         files = cri_files(h)
         assert "--container-runtime-endpoint" not in files, (h, files)
         assert 'containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock"' in files, (h, files)
-    logs = {h: upgrade_log(th, h) for h in NODES}
+    assert all("--pod-infra-container-image=" in cri_files(h) for h in NODES)
 
-    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.34.10")
+    # 1.34.10 -> 1.35.7: the kubelet of 1.35 refuses cgroup v1 unless its configuration says otherwise
+    v1 = [h for h in NODES if th.ssh(h, "stat -fc %T /sys/fs/cgroup").stdout.strip() != "cgroup2fs"]
+    allow = []
+    if v1:
+        logs = {h: upgrade_log(th, h) for h in NODES}
+        refused = timed("upgrade to 1.35.7 on cgroup v1, refused", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7")
+        said = " ".join(refused.output.split())
+        assert refused.rc != 0 and refused.total("changed") == 0, refused.explain()
+        assert (f"{', '.join(v1)}: cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes 1.35.7 "
+                "does not start on cgroup v1") in said, refused.explain()
+        assert {h: upgrade_log(th, h) for h in NODES} == logs and records(th) == {h: "v1.34.10" for h in NODES}
+        allow = ["-e", "tke_allow_cgroup_v1=true"]
+    step = timed("upgrade 1.34.10 -> 1.35.7", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7", *allow)
+    assert step.rc == 0, step.explain()
+    assert ("cluster v1.34.10 -> v1.35.7: every node upgraded (the API reports kubelet v1.35.7 on h1, h2, h3, h4)"
+            in " ".join(step.output.split())), step.explain()
+    assert th.kubectl_client("h1", "1.35") == "v1.35.2"
+    assert kubelet_versions(th) == {h: "v1.35.7" for h in NODES}
+    kubelet_config = json.loads(kubectl(th, "-n kube-system get configmap kubelet-config -o json"))["data"]["kubelet"]
+    assert (yaml.safe_load(kubelet_config).get("failCgroupV1") is False) == bool(v1), kubelet_config
+    for h in NODES:
+        assert "--pod-infra-container-image" not in cri_files(h), h
+        assert ("failCgroupV1: false" in th.ssh(h, "cat /var/lib/kubelet/config.yaml").stdout) == (h in v1), h
+    logs = {h: upgrade_log(th, h) for h in NODES}
+    assert all(log[-1].split()[-1] == "--ignore-preflight-errors=SystemVerification" for log in logs.values()) == bool(v1)
+
+    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7", *allow)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert {h: upgrade_log(th, h) for h in NODES} == logs
     print("[timing]", TIMES)

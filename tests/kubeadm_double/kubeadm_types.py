@@ -17,6 +17,7 @@ Sources (facts read, not code copied):
 - k8s.io/apimachinery field.Error formatting ("path: Invalid value: <value>: detail"; strings
   quoted, lists and maps in Go syntax) and utilerrors.Aggregate ("[a, b]" for several errors).
 """
+import copy
 import json
 import re
 
@@ -229,3 +230,18 @@ TYPES["kubeadm.k8s.io/v1beta4"]["ResetConfiguration"] = struct(
     "ResetConfiguration", **TYPEMETA, cleanupTmpDir=B, certificatesDir=S, criSocket=S, dryRun=B, force=B,
     ignorePreflightErrors=L(S), skipPhases=L(S), unmountFlags=L(S))
 # ---------------------------------------------------------------- end of reset
+
+# ---------------------------------------------------------------- v1.35 (its own block)
+# kubeadm v1.35 (#134890) adds ClusterConfiguration.etcd.external.httpEndpoints (Go HTTPEndpoints []string,
+# optional: the etcd HTTP endpoints for /metrics and /health) to v1beta4; the API version is not bumped, so
+# the field set depends on the release the double acts as (cli_v1_35.ETCD_HTTP_ENDPOINTS).
+_V1BETA4_HTTP_ENDPOINTS = copy.deepcopy(TYPES["kubeadm.k8s.io/v1beta4"])
+_V1BETA4_HTTP_ENDPOINTS["ClusterConfiguration"]["etcd"]["external"]["httpEndpoints"] = L(S)
+
+
+def types_for(api, etcd_http_endpoints=False):
+    """The kinds and field sets of a kubeadm API version for the release the double acts as."""
+    if etcd_http_endpoints and api == "kubeadm.k8s.io/v1beta4":
+        return _V1BETA4_HTTP_ENDPOINTS
+    return TYPES.get(api, {})
+# ---------------------------------------------------------------- end of v1.35

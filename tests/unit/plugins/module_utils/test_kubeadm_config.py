@@ -128,3 +128,13 @@ def test_join_ignores_only_the_files_the_pki_phase_provides():
                                             "FileAvailable--etc-kubernetes-pki-ca.crt"]
     init = kc.build("init", "1.30.4", CLUSTER, NODE)
     assert "ignorePreflightErrors" not in init[0]["nodeRegistration"]
+
+
+def test_the_kubelet_runs_on_cgroup_v1_from_1_35_only_when_the_site_allows_it():
+    allowed = {**CLUSTER, "allow_cgroup_v1": True}
+    assert docs("1.35.7", allowed)["KubeletConfiguration"]["failCgroupV1"] is False
+    # not allowed: the kubelet's default (true from 1.35) stays, the precheck refused cgroup v1 hosts
+    assert "failCgroupV1" not in docs("1.35.7")["KubeletConfiguration"]
+    # before 1.35 the default is false already: nothing written, an upgraded site's configuration unchanged
+    assert "failCgroupV1" not in docs("1.34.10", allowed)["KubeletConfiguration"]
+    assert docs("1.35.7", {**CLUSTER, "allow_cgroup_v1": "False"})["KubeletConfiguration"].get("failCgroupV1") is None

@@ -6,12 +6,13 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_pha
 
 @pytest.mark.parametrize("version,api", [("1.28.13", "kubeadm.k8s.io/v1beta3"), ("1.30.4", "kubeadm.k8s.io/v1beta3"),
                                          ("v1.31.1", "kubeadm.k8s.io/v1beta4"), ("1.32.13", "kubeadm.k8s.io/v1beta4"),
-                                         ("1.33.13", "kubeadm.k8s.io/v1beta4"), ("1.34.10", "kubeadm.k8s.io/v1beta4")])
+                                         ("1.33.13", "kubeadm.k8s.io/v1beta4"), ("1.34.10", "kubeadm.k8s.io/v1beta4"),
+                                         ("1.35.7", "kubeadm.k8s.io/v1beta4")])
 def test_api_version_per_kubernetes_version(version, api):
     assert kp.kubeadm_api_version(version) == api
 
 
-@pytest.mark.parametrize("version", ["1.27.9", "1.35.0", "latest", "1.30"])
+@pytest.mark.parametrize("version", ["1.27.9", "1.36.0", "latest", "1.30"])
 def test_unsupported_versions_are_refused(version):
     with pytest.raises(ValueError):
         kp.kubeadm_api_version(version)
@@ -82,6 +83,40 @@ def test_a_completed_join_does_not_run_its_join_only_phases():
     assert kp.decide([], None, "f", force=True, joined="control-plane-join all") == (True, "forced")
     assert {("join", "local-mode"), ("join", "preflight")} <= kp.JOIN_ONLY
     assert ("join", "kubelet-start") not in kp.JOIN_ONLY
+
+
+def test_from_1_35_etcd_join_and_kubelet_wait_bootstrap_are_phases_of_their_own():
+    assert kp.join_phases("1.35.7", True) == ["preflight", "control-plane-prepare all", "kubelet-start", "etcd-join",
+                                              "kubelet-wait-bootstrap", "control-plane-join all"]
+    assert kp.join_phases("1.35.7", False) == ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+    assert kp.argv("/k", "join", "kubelet-wait-bootstrap", "/c.yaml", []) == [
+        "/k", "join", "phase", "kubelet-wait-bootstrap", "--config", "/c.yaml"]
+    assert kp.phase_artifacts("join", "etcd-join", "1.35.7") == ["manifests/etcd.yaml"]
+    assert kp.phase_artifacts("join", "etcd-join", "1.35.7", stacked_etcd=False) == []
+    assert kp.phase_artifacts("join", "kubelet-wait-bootstrap", "1.35.7") == ["kubelet.conf"]
+    assert kp.phase_artifacts("join", "control-plane-join all", "1.35.7") == []
+    assert kp.prerequisites("join", "kubelet-wait-bootstrap") == ["kubelet-start"]
+    assert {("join", "etcd-join"), ("join", "kubelet-wait-bootstrap")} <= kp.JOIN_ONLY
+
+
+def test_a_join_is_complete_by_its_own_final_phase_or_an_earlier_releases():
+    # a worker joined under 1.34 recorded local-mode, one joined under 1.35 kubelet-wait-bootstrap
+    assert kp.join_completed_by(kp.join_phases("1.35.7", False)) == {"local-mode", "kubelet-wait-bootstrap"}
+    assert kp.join_completed_by(kp.join_phases("1.34.10", False)) == {"local-mode", "kubelet-wait-bootstrap"}
+    # up to 1.32 a worker's join ended with kubelet-start: in a later list it only starts a join
+    assert kp.join_completed_by(kp.join_phases("1.32.13", False)) == {"kubelet-start", "local-mode",
+                                                                      "kubelet-wait-bootstrap"}
+    assert kp.join_completed_by(kp.join_phases("1.35.7", True)) == {"control-plane-join all"}
+
+
+def test_cgroup_v1_is_refused_from_1_35_unless_the_site_allows_it():
+    assert not kp.cgroup_v1_refused("1.34.10") and kp.cgroup_v1_refused("1.35.7")
+    said = kp.cgroup_v1_refusal("1.35.7", ["h1", "h2"], allowed=False)
+    assert said.startswith("h1, h2: cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes "
+                           "1.35.7 does not start on cgroup v1") and "tke_allow_cgroup_v1: true" in said
+    assert kp.cgroup_v1_refusal("1.35.7", ["h1"], allowed=True) == ""
+    assert kp.cgroup_v1_refusal("1.34.10", ["h1"], allowed=False) == ""
+    assert kp.cgroup_v1_refusal("1.35.7", [], allowed=False) == ""
 
 
 def test_unknown_phase_is_refused():

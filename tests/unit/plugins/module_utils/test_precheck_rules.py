@@ -108,3 +108,32 @@ def test_the_node_address_must_be_one_of_the_hosts():
     assert off["node address"]["status"] == "fail"
     assert off["node address"]["message"].startswith("10.9.9.9 (tke_node_ip, else ansible_host) is no address of this host")
     assert "node address" not in by_check(r.evaluate(GOOD, LIMITS))
+
+
+def test_cgroup_v1_fails_from_1_35_unless_the_site_allows_it():
+    def check(cgroup, version, allowed=False):
+        return by_check(r.evaluate({**GOOD, "cgroup": cgroup},
+                                   {**LIMITS, "k8s_version": version, "allow_cgroup_v1": allowed}))["cgroup"]
+    refused = check(1, "1.35.7")
+    assert (refused["status"], refused["value"], refused["limit"]) == ("fail", "v1", "v2 for Kubernetes 1.35.7")
+    assert refused["message"].startswith("cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of "
+                                         "Kubernetes 1.35.7 does not start on cgroup v1")
+    assert "set tke_allow_cgroup_v1: true" in refused["message"]
+    allowed = check(1, "1.35.7", allowed=True)
+    assert allowed["status"] == "warn" and allowed["message"].startswith("cgroup v1, allowed by tke_allow_cgroup_v1")
+    assert check(2, "1.35.7")["status"] == "pass"
+    assert (check(1, "1.34.10")["status"], check(1, "1.34.10")["limit"]) == ("pass", "v1 or v2")
+    # no version given: no check
+    assert "cgroup" not in by_check(r.evaluate({**GOOD, "cgroup": 1}, LIMITS))
+
+
+def test_the_cgroup_version_is_read_from_the_mount_at_sys_fs_cgroup(tmp_path):
+    from ansible_collections.offline_pot.tke.plugins.module_utils import host_probe
+    v2 = tmp_path / "v2"
+    v2.write_text("proc /proc proc rw 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n")
+    hybrid = tmp_path / "hybrid"
+    hybrid.write_text("tmpfs /sys/fs/cgroup tmpfs ro 0 0\ncgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n"
+                      "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n")
+    assert host_probe.cgroup_version(str(v2)) == 2
+    assert host_probe.cgroup_version(str(hybrid)) == 1
+    assert host_probe.cgroup_version(str(tmp_path / "none")) == 1

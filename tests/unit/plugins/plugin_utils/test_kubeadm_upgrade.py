@@ -1,3 +1,4 @@
+from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_phases as kp
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.kubeadm_upgrade import check
 
 CONFIG = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: v1.30.4\n"
@@ -83,3 +84,17 @@ def test_summary_says_every_node_upgraded_only_when_the_api_and_every_record_say
 def test_summary_when_the_api_cannot_be_read_claims_nothing():
     s = summary("1.31.1", "v1.30.4", "", None, {}, HOSTS, ["m1"])
     assert not s["done"] and "NOT known to be done" in s["lines"][0]
+
+
+def test_a_target_from_1_35_refuses_the_cgroup_v1_nodes_unless_the_site_allows_them():
+    config = CONFIG.replace("v1.30.4", "v1.34.10")
+    bins = [{"name": n, "version": "1.35.7"} for n in ("kubeadm", "kubelet")]
+    at = nodes(m1="v1.34.10", m2="v1.34.10", w1="v1.34.10")
+    r = check("1.35.7", config, at, bins, HOSTS, "m1", ["w1", "m1"], False)
+    assert r["errors"] == [f"m1, w1: {kp.cgroup_v1_reason('1.35.7')}"]
+    assert check("1.35.7", config, at, bins, HOSTS, "m1", ["w1", "m1"], "true")["errors"] == []
+    assert check("1.35.7", config, at, bins, HOSTS, "m1", [], False)["errors"] == []
+    # before 1.35 the kubelet runs on cgroup v1 by default
+    r = check("1.34.10", config, at, [{"name": n, "version": "1.34.10"} for n in ("kubeadm", "kubelet")], HOSTS, "m1",
+              ["m1"], "false")
+    assert r["errors"] == []
