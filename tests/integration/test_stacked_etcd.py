@@ -81,7 +81,8 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     if v1:
         refused = run_playbook(INSTALL, inv)
         said = " ".join(refused.output.split())
-        assert refused.rc != 0 and refused.changed_hosts() == {}, refused.explain()
+        # (the controller renders the site's tke.json from the inventory before any phase)
+        assert refused.rc != 0 and [t for t in refused.changed_tasks() if "tke.json" not in t] == [], refused.explain()
         for h in v1:
             assert (f"{h}: cgroup: cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes "
                     "1.35.7 does not start on cgroup v1") in said, refused.explain()
