@@ -1583,3 +1583,31 @@ def test_server_defaults_custom_resources_from_the_schema(apiserver):
     lst = call(apiserver, "GET", base)[1]
     assert all(i["spec"]["mode"] == "fast" for i in lst["items"])
     call(apiserver, "DELETE", f"{CRDS}/cogs.example.com")
+
+
+def test_an_api_edit_of_kubeadms_configmap_survives_a_restart_until_kubeadm_writes_it_again(tmp_path):
+    """kubeadm writes an object once and the API server keeps it: an operator's edit of
+    kube-system/kubelet-config (failCgroupV1: false before an upgrade to 1.35) stays when this API server
+    restarts (a new process syncing the same unchanged state file), and what kubeadm writes later wins."""
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"configmaps": {"kubelet-config": {"kubelet": "kind: KubeletConfiguration\n"}}}))
+    db = store.FileStore(str(tmp_path / "store.json"))
+    cm = next(r for r in BUILTIN if r.plural == "configmaps")
+
+    def live(api):
+        return api.store.get(api.key(cm, "kube-system", "kubelet-config"))
+
+    first = server.Api(db, "v1.35.7", str(state))
+    first.ensure_system()
+    first.sync_kubeadm_state()
+    obj, rev = live(first)
+    assert obj["data"] == {"kubelet": "kind: KubeletConfiguration\n"}
+    edited = {**obj, "data": {"kubelet": "kind: KubeletConfiguration\nfailCgroupV1: false\n"}}
+    db.update(first.key(cm, "kube-system", "kubelet-config"), edited, rev)
+    restarted = server.Api(db, "v1.35.7", str(state))
+    restarted.sync_kubeadm_state()
+    assert live(restarted)[0]["data"]["kubelet"].endswith("failCgroupV1: false\n")
+    # kubeadm writes the ConfigMap again (its state changes): that is what the API has then
+    state.write_text(json.dumps({"configmaps": {"kubelet-config": {"kubelet": "kind: KubeletConfiguration\nmaxPods: 9\n"}}}))
+    restarted.sync_kubeadm_state()
+    assert live(restarted)[0]["data"] == {"kubelet": "kind: KubeletConfiguration\nmaxPods: 9\n"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import datetime
+import hashlib
 import http.server
 import json
 import os
@@ -646,17 +647,34 @@ class Api:
         self.sync_kubeadm_state()
 
     def _upsert(self, res, ns, obj):
+        """One object kubeadm wrote (its state file on this host), written to the store when kubeadm
+        wrote something new for it: what this host's state held when it was last synced is recorded (a
+        digest per host and object), so an unchanged entry is not written again - an object changed or
+        deleted through the API since (an operator's edit of kube-system/kubelet-config before an
+        upgrade) stays as it is when this API server restarts, as it does with the real one, where
+        kubeadm writes an object once and the API server keeps it."""
         name = obj["metadata"]["name"]
+        body = {k: v for k, v in obj.items() if k != "metadata"}
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        mark = f"/registry/double/kubeadm-synced/{socket.gethostname()}/{res.plural}/{ns}/{name}"
+        seen = self.store.get(mark)
+        if seen is not None and seen[0] == digest:
+            return
         got = self.store.get(self.key(res, ns, name))
         if got is None:
             try:
                 self.create(res, ns, obj, internal=True)
             except ApiError as e:
                 log(f"E sync {res.plural} {name}: {e.message}")
-        elif any(got[0].get(k) != v for k, v in obj.items() if k != "metadata"):
+                return
+        elif any(got[0].get(k) != v for k, v in body.items()):
             new = copy.deepcopy(got[0])
-            new.update({k: v for k, v in obj.items() if k != "metadata"})
+            new.update(body)
             self.store.update(self.key(res, ns, name), new, got[1])
+        if seen is None:
+            self.store.create(mark, digest)
+        else:
+            self.store.update(mark, digest, seen[1])
 
     def sync_kubeadm_state(self):
         """What kubeadm wrote "to the API" (the kubeadm double's state file on this host) becomes API
