@@ -56,7 +56,11 @@ options:
     type: list
     elements: dict
   pack:
-    description: The site pack (C(tke_site_pack)); an archive is read where the offline phase unpacked it.
+    description: The site pack (C(tke_site_pack)); an archive is read where the offline phase unpacked it (I(pack_dir)).
+    type: str
+    default: ""
+  pack_dir:
+    description: Where the controller unpacked an archived pack (C(tke_pack_dir)); empty is C(<state_dir>/pack).
     type: str
     default: ""
   pubkey:
