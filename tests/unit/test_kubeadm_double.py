@@ -14,11 +14,6 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_con
 from harness import kubeadm_double
 
 
-@pytest.fixture(autouse=True)
-def _warnings_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
-
-
 _load = kubeadm_double.load
 _main_error = kubeadm_double.main_error
 

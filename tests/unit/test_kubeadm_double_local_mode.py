@@ -23,21 +23,6 @@ JOIN = {"api_server_endpoint": "api.tke.com:6443", "token": "abcdef.0123456789ab
         "ca_cert_hash": "sha256:" + "a" * 64, "control_plane": True, "certificate_key": "b" * 64}
 
 
-@pytest.fixture(autouse=True)
-def _warnings_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
-
-
-@pytest.fixture
-def d132(monkeypatch):
-    return _load("1.32", monkeypatch)
-
-
-@pytest.fixture
-def d133(monkeypatch):
-    return _load("1.33", monkeypatch)
-
-
 def _config(tmp_path, kind, version, **kw):
     path = tmp_path / f"{kind}.yaml"
     path.write_text(kc.HEADER + kc.dump_documents(kc.build(kind, version, {**CLUSTER, **kw}, NODE,

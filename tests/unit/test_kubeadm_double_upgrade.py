@@ -3,22 +3,7 @@ configuration it uploads are kubeadm's (cmd/kubeadm/app/phases/upgrade/policy.go
 util/config; the double's README names the sources). Run here on the controller, no test hosts."""
 import pytest
 
-from harness.kubeadm_double import load as _load, main_error as _fail
-
-
-@pytest.fixture
-def d130(monkeypatch):
-    return _load("1.30", monkeypatch)
-
-
-@pytest.fixture
-def d131(monkeypatch):
-    return _load("1.31", monkeypatch)
-
-
-@pytest.fixture
-def d132(monkeypatch):
-    return _load("1.32", monkeypatch)
+from harness.kubeadm_double import main_error as _fail
 
 
 def test_one_minor_at_a_time(d131):

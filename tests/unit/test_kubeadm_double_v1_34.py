@@ -11,25 +11,10 @@ import sys
 import pytest
 import yaml
 
-from harness.kubeadm_double import DOUBLE, load as _load, main_error as _fail
+from harness.kubeadm_double import DOUBLE, main_error as _fail
 
 NEEDS_CONFIG = "the double needs --config (the collection always passes one)"
 CRI = "unix:///run/containerd/containerd.sock"
-
-
-@pytest.fixture(autouse=True)
-def _warnings_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
-
-
-@pytest.fixture
-def d133(monkeypatch):
-    return _load("1.33", monkeypatch)
-
-
-@pytest.fixture
-def d134(monkeypatch):
-    return _load("1.34", monkeypatch)
 
 
 def test_klog_flags_are_cut_to_v_and_vmodule(d133, d134):

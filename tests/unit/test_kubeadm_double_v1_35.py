@@ -12,7 +12,7 @@ import os
 import pytest
 import yaml
 
-from harness.kubeadm_double import DOUBLE, load as _load, main_error as _fail
+from harness.kubeadm_double import DOUBLE, main_error as _fail
 
 NEEDS_CONFIG = "the double needs --config (the collection always passes one)"
 STACK_HINT = "\nTo see the stack trace of this error execute with --v=5 or higher"
@@ -29,21 +29,6 @@ FATAL_TAIL = ("[preflight] If you know what you are doing, you can make a check 
 KUBELET_REFUSAL = ('E kubelet: "command failed" err="failed to validate kubelet configuration, error: kubelet is '
                    "configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be "
                    'removed in a future release, path: &TypeMeta{Kind:,APIVersion:,}"\n')
-
-
-@pytest.fixture(autouse=True)
-def _warnings_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
-
-
-@pytest.fixture
-def d134(monkeypatch):
-    return _load("1.34", monkeypatch)
-
-
-@pytest.fixture
-def d135(monkeypatch):
-    return _load("1.35", monkeypatch)
 
 
 def _write(tmp_path, name, docs):
