@@ -124,14 +124,18 @@ class ActionModule(ActionModuleBase):
             # the state the phase's roles keep on each host (tke_phase_owns, set by the roles as they
             # run): its probes, run again at the start of every run (install_journal.parse_host_drift)
             hostvars = task_vars.get("hostvars", {})
-            salt = os.path.join(self._templar.template(task_vars.get("tke_host_record_dir", "")), ij.SALT_NAME)
+            record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
+            salt = os.path.join(record_dir, ij.SALT_NAME)
             try:
                 probes = {h: ij.probe_script(((hostvars.get(h, {}).get("tke_phase_owns") or {}).get(phase)) or {}, salt)
                           for h in done}
             except ValueError as exc:
                 raise AnsibleActionFail(str(exc))
+            # what phase_end.yml runs on each of them (raw): the records, the fingerprint, the probes
+            records = {h: ij.record_script(record_dir, phase, host_records, done[h], probes[h], salt) for h in done}
             result.update(msg=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
-                          host_records=host_records, seconds=seconds, probe_scripts=probes, salt=salt)
+                          host_records=host_records, seconds=seconds, probe_scripts=probes, salt=salt,
+                          record_scripts=records)
         if not self._task.check_mode:
             if self._identity_new:  # made at the site's first install, completed when its CA exists
                 write_private(os.path.join(state_dir, si.CONTROLLER_FILE), si.dump(self._identity_stored))
@@ -378,7 +382,7 @@ class ActionModule(ActionModuleBase):
                                     playbook)
 
     def _versions(self, args, result, task_vars):
-        """A day-2 playbook (lock.yml, tke_lock_versions) refuses nodes of another Kubernetes version
+        """A day-2 playbook (roles/tke/tasks/versions.yml) refuses nodes of another Kubernetes version
         than the inventory's, before it touches anything."""
         hosts = list(args.get("hosts") or task_vars.get("ansible_play_hosts") or [])
         records = self._host_reads(hosts, task_vars)[1]

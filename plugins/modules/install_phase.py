@@ -225,6 +225,13 @@ salt:
     The host's salt file for the probes' digests (random, root-only, made at the first record; never read back).
   returned: state=done
   type: str
+record_scripts:
+  description: >-
+    Host -> the shell command that records the phase done there (install_journal.record_script: the
+    C(host_records) files, the fingerprint, the probes and their digests now, each written only when
+    it differs; it prints C(recorded) or C(unchanged)), run by the phase's end with raw.
+  returned: state=done
+  type: dict
 host_records:
   description: >-
     File name (beside the phase records' directory) -> the line each host that ran the phase records

@@ -439,6 +439,43 @@ def probe_script(probes, salt):
                    for name in sorted(probes))
 
 
+def record_script(record_dir, phase, host_records, fingerprint, probe, salt):
+    """The shell command that records a phase done on a host (phase_end.yml runs it with raw: no
+    module transfer), printing `recorded` when it wrote something, else `unchanged`:
+    - host_records ({file name: text}) beside the record directory, world-readable (0644: the site
+      this host belongs to, the Kubernetes version installed; site_identity.py: no secret);
+    - root-only (umask 077) in record_dir: `<phase>` holding the fingerprint (keyed:
+      fingerprint()), and the state the phase keeps there, `<phase>.probe` (probe_script()) with
+      its digests now, `<phase>.state` (salted with the host's own random salt, made here once:
+      SALT_NAME), which the next run's host_read.yml compares (parse_host_drift); a phase with no
+      probe removes both.
+    Each file is written only when its content differs (write to .new, then rename)."""
+    q = shlex.quote
+    d = q(record_dir)
+    lines = ["umask 022; r=unchanged;"]
+    for name, text in sorted(host_records.items()):
+        f = q(os.path.join(os.path.dirname(record_dir.rstrip("/")), name))
+        lines.append(f"f={f}; t={q(text)}; if [ \"$(cat $f 2>/dev/null)\" != \"$t\" ]; then mkdir -p -m 0755 {d} && "
+                     f"printf '%s\\n' \"$t\" > $f.new && mv -f $f.new $f && r=recorded; fi;")
+    f = q(os.path.join(record_dir, phase))
+    lines.append(f"umask 077; f={f}; fp={q(fingerprint)}; if [ \"$(cat $f 2>/dev/null)\" != \"$fp\" ]; then "
+                 f"mkdir -p -m 0755 {d} && printf '%s\\n' \"$fp\" > $f.new && mv -f $f.new $f && r=recorded; fi;")
+    lines.append(f"p=$f{PROBE_SUFFIX}; s=$f{STATE_SUFFIX};")
+    probe = (probe or "").strip()
+    if probe:
+        lines.append(f"t={q(probe)}; salt={q(salt)};")
+        lines.append(f"if [ ! -s $salt ]; then mkdir -p -m 0755 {d} && od -An -tx1 -N32 /dev/urandom | tr -d ' \\n' > $salt.new && "
+                     "mv -f $salt.new $salt && r=recorded; fi;")
+        lines.append("if [ \"$(cat $p 2>/dev/null)\" != \"$t\" ]; then printf '%s\\n' \"$t\" > $p.new && mv -f $p.new $p && "
+                     "r=recorded; fi;")
+        lines.append("now=$(sh $p 2>/dev/null); if [ \"$(cat $s 2>/dev/null)\" != \"$now\" ]; then "
+                     "printf '%s\\n' \"$now\" > $s.new && mv -f $s.new $s && r=recorded; fi;")
+    else:
+        lines.append("if [ -e $p ] || [ -e $s ]; then rm -f $p $s && r=recorded; fi;")
+    lines.append("echo $r")
+    return "\n".join(lines)
+
+
 def parse_host_drift(stdout, record_dir):
     """{phase: [names of the probes whose digest now differs from the recorded one]} from the raw
     read (a probe recorded and no longer printed, or printed and never recorded, drifted too).

@@ -95,7 +95,7 @@ def test_a_version_other_than_the_nodes_is_refused(tmp_path):
 
 
 def test_a_day_two_playbook_refuses_nodes_of_another_version(tmp_path):
-    """state=versions (lock.yml with tke_lock_versions): the same comparison, nothing else."""
+    """state=versions (tasks/versions.yml of the day-2 playbooks): the same comparison, nothing else."""
     mod = action()
     reads = {"h1": read(version="1.30.4", upgrade="1.31.1"), "h2": read(version="1.30.4")}
     task_vars = {"tke_host_record_dir": RECORDS, "tke_k8s_version": "1.31.1", "ansible_play_hosts": ["h1", "h2"],

@@ -378,3 +378,44 @@ def test_state_probes_and_drift():
                  records={"h1": records, "h2": {"host_init": "fp-host_init"}}, drift={"h1": drift, "h2": {}})
     assert d["run"] == ["h1"] and d["why"] == {"h1": "drifted: hosts-block"} and set(d["skip"]) == {"h2"}
     assert j.explain(d) == "h1: its state differs from what the phase recorded there (hosts-block)"
+
+
+def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_finds_it(tmp_path):
+    """The command a phase's end runs on each host (with sh, as raw does): the host records
+    (0644), the phase's fingerprint, probes and their digests (root-only), written only when they
+    differ; what host_read.yml then reads (the same grep and probe loop) is the phase done and no
+    drift; a phase that no longer has probes removes its state record."""
+    import os
+    import subprocess
+    rec = tmp_path / "offline-pot" / "phases"
+    (tmp_path / "etc-hosts").write_text("a\n")
+    probe = j.probe_script({"hosts": f"cat {tmp_path / 'etc-hosts'}"}, str(rec / j.SALT_NAME))
+    host_records = {"site": "id=s1 ca_sha256=ab", "kubernetes": "1.35.7"}
+
+    def run(script):
+        return subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+
+    script = j.record_script(str(rec), "host_init", host_records, "fp-1", probe, str(rec / j.SALT_NAME))
+    assert run(script) == "recorded"
+    assert run(script) == "unchanged"
+    assert (tmp_path / "offline-pot" / "site").read_text() == "id=s1 ca_sha256=ab\n"
+    assert (tmp_path / "offline-pot" / "kubernetes").stat().st_mode & 0o777 == 0o644
+    assert (rec / "host_init").read_text() == "fp-1\n"
+    assert {p.name: p.stat().st_mode & 0o777 for p in rec.iterdir()} == {
+        "host_init": 0o600, "host_init.probe": 0o600, "host_init.state": 0o600, ".salt": 0o600}
+    salt = (rec / j.SALT_NAME).read_text()
+    assert len(salt) == 64 and int(salt, 16) >= 0
+    # host_read.yml's command, as it runs at the start of a run
+    host_read = (f"echo 0123456789abcdef0123456789abcdef; grep -rs --exclude='*.probe' --exclude='.*' . {rec.parent}; "
+                 f"for p in {rec}/*.probe; do [ -f \"$p\" ] || continue; "
+                 "sh \"$p\" 2>/dev/null | sed \"s|^|now:${p%.probe}:|\"; done; true")
+    read = run(host_read)
+    assert j.parse_host_read(read, str(rec))[1] == {"host_init": "fp-1"}
+    assert j.parse_host_drift(read, str(rec)) == {"host_init": []}
+    (tmp_path / "etc-hosts").write_text("b\n")
+    assert j.parse_host_drift(run(host_read), str(rec)) == {"host_init": ["hosts"]}
+    # a new fingerprint, the same salt; then no probe: the state record goes
+    assert run(j.record_script(str(rec), "host_init", host_records, "fp-2", probe, str(rec / j.SALT_NAME))) == "recorded"
+    assert (rec / "host_init").read_text() == "fp-2\n" and (rec / j.SALT_NAME).read_text() == salt
+    assert run(j.record_script(str(rec), "host_init", host_records, "fp-2", "", str(rec / j.SALT_NAME))) == "recorded"
+    assert sorted(os.listdir(rec)) == [".salt", "host_init"]
