@@ -636,7 +636,7 @@ def test_image_check_follows_containerds_credentials(tmp_path):
     (tmp_path / "certs.d" / host).mkdir(parents=True)
     (tmp_path / "certs.d" / host / "ca.crt").write_bytes((d / "ca.crt").read_bytes())
     conf = tmp_path / "config.toml"
-    conf.write_text(f'[plugins."io.containerd.grpc.v1.cri".registry.configs."{host}".auth]\n'
+    conf.write_text(f'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.configs."{host}".auth]\n'
                     'username = "admin"\npassword = "pw"\n')
     try:
         ok = ImageChecker(str(conf), str(tmp_path / "certs.d"))
@@ -644,6 +644,15 @@ def test_image_check_follows_containerds_credentials(tmp_path):
         assert not ok.exists(f"{host}/library/pause:3.10")
         assert not ImageChecker(str(tmp_path / "none.toml"), str(tmp_path / "certs.d")).exists(
             f"{host}/library/pause:3.9")
+        # containerd 2.x's config version 3: the credentials under the images plugin; the v2 table
+        # in a version 3 file is not where containerd reads them
+        v3 = tmp_path / "v3.toml"
+        v3.write_text(f"version = 3\n[plugins.'io.containerd.cri.v1.images'.registry.configs.'{host}'.auth]\n"
+                      'username = "admin"\npassword = "pw"\n')
+        assert ImageChecker(str(v3), str(tmp_path / "certs.d")).exists(f"{host}/library/pause:3.9")
+        v3_old_table = tmp_path / "v3-old-table.toml"
+        v3_old_table.write_text(conf.read_text().replace("version = 2", "version = 3"))
+        assert not ImageChecker(str(v3_old_table), str(tmp_path / "certs.d")).exists(f"{host}/library/pause:3.9")
     finally:
         srv.shutdown()
 

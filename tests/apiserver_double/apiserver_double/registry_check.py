@@ -1,7 +1,8 @@
 """Does an image exist in the registry its reference names? HTTPS HEAD /v2/<repo>/manifests/<ref>
 (the OCI distribution spec), trusting the host's system store plus containerd's certs.d/<host>/*.crt,
 with the credentials containerd's CRI plugin has for that host (config.toml
-registry.configs."<host>".auth): what the kubelet/containerd would use to pull it. Basic auth and
+registry.configs."<host>".auth, in the table of the config's version: CRI_IMAGES): what the
+kubelet/containerd would use to pull it. Basic auth and
 the token (Bearer) challenge are both followed. Results are cached (found: 5 min, not found: 10 s)."""
 from __future__ import annotations
 
@@ -24,6 +25,13 @@ ACCEPT = ", ".join(["application/vnd.oci.image.index.v1+json", "application/vnd.
                     "application/vnd.docker.distribution.manifest.v2+json"])
 
 
+# Where containerd reads a registry's credentials, by config.toml's `version`: 2 (containerd 1.x, and
+# 2.x migrating it at start) under the CRI plugin; 3 (containerd 2.x) under the images plugin the CRI
+# plugin was split into (containerd v2.1.9 plugins/cri/images/plugin.go, migrateConfig; docs/cri/
+# registry.md). A file without a version is version 1, which the collection never writes.
+CRI_IMAGES = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.images"}
+
+
 class ImageChecker:
     def __init__(self, containerd_config="/etc/containerd/config.toml", certs_d="/etc/containerd/certs.d",
                  ttl_ok=300, ttl_missing=10):
@@ -35,7 +43,7 @@ class ImageChecker:
         try:
             with open(self.config, "rb") as f:
                 cfg = tomllib.load(f)
-            a = cfg["plugins"]["io.containerd.grpc.v1.cri"]["registry"]["configs"][host]["auth"]
+            a = cfg["plugins"][CRI_IMAGES[cfg.get("version", 1)]]["registry"]["configs"][host]["auth"]
             return a.get("username", ""), a.get("password", "")
         except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
             return None
