@@ -134,8 +134,7 @@ class ActionModule(ActionModuleBase):
             # what phase_end.yml runs on each of them (raw): the records, the fingerprint, the probes
             records = {h: ij.record_script(record_dir, phase, host_records, done[h], probes[h], salt) for h in done}
             result.update(msg=f"{title}: done on {', '.join(hosts) or 'no host'}{elapsed}", fingerprints=done,
-                          host_records=host_records, seconds=seconds, probe_scripts=probes, salt=salt,
-                          record_scripts=records)
+                          host_records=host_records, seconds=seconds, record_scripts=records)
         if not self._task.check_mode:
             if self._identity_new:  # made at the site's first install, completed when its CA exists
                 write_private(os.path.join(state_dir, si.CONTROLLER_FILE), si.dump(self._identity_stored))

@@ -56,7 +56,7 @@ class ActionModule(ActionModuleBase):
         certificates=dict(type="list", elements="dict", default=[]),
         nodes=dict(type="list", elements="dict"),
         pack=dict(type="str", default=""),
-        pack_dir=dict(type="str", default=""),
+        pack_dir=dict(type="path", required=True),
         pubkey=dict(type="str", default=""),
     )
 
@@ -77,8 +77,7 @@ class ActionModule(ActionModuleBase):
             "generated": utc_now(), "run_started": lock.get("started"), "site": args["site"], "hosts": args["hosts"],
             "phases": [p for p in ij.PHASE_NAMES if not p.startswith("hook:")], "journal": journal,
             "certificates": args["certificates"], "nodes": None if args["nodes"] is None else node_rows(args["nodes"]),
-            "pack": pack_identity(args["pack"], args["pack_dir"] or os.path.join(state, "pack"), args["pubkey"]),
-            "links": links})
+            "pack": pack_identity(args["pack"], args["pack_dir"], args["pubkey"]), "links": links})
         path = os.path.join(state, "reports", name)
         if not self._task.check_mode:
             write_private(path, page)

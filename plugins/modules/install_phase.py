@@ -214,22 +214,13 @@ hooks:
   description: Hook name -> what running it gave (C(hook) path, C(rc), C(changed), C(seconds), C(msg), C(stdout_lines) the tail of its output).
   returned: when a hook of the phase ran
   type: dict
-probe_scripts:
-  description: >-
-    Host -> the state probes of the phase (what its roles keep on the host) as a shell script, each
-    line printing a probe's name and a digest of the host's salt and the probe's output.
-  returned: state=done
-  type: dict
-salt:
-  description: >-
-    The host's salt file for the probes' digests (random, root-only, made at the first record; never read back).
-  returned: state=done
-  type: str
 record_scripts:
   description: >-
     Host -> the shell command that records the phase done there (install_journal.record_script: the
-    C(host_records) files, the fingerprint, the probes and their digests now, each written only when
-    it differs; it prints C(recorded) or C(unchanged)), run by the phase's end with raw.
+    C(host_records) files; root-only, the fingerprint, the phase's state probes (what its roles keep on
+    the host, each line printing a probe's name and a digest of the host's salt and the probe's output)
+    and their digests now, and the host's random salt, made once; each file written only when it
+    differs; it prints C(recorded) or C(unchanged)), run by the phase's end with raw.
   returned: state=done
   type: dict
 host_records:

@@ -30,7 +30,7 @@ attributes:
     details: Renders the page and writes nothing (RV(written) is false).
 options:
   state_dir:
-    description: The site's state directory (C(tke_state_dir)) - the journal, the lock, the unpacked pack.
+    description: The site's state directory (C(tke_state_dir)) - the journal, the lock.
     type: path
     required: true
   playbook:
@@ -60,9 +60,9 @@ options:
     type: str
     default: ""
   pack_dir:
-    description: Where the controller unpacked an archived pack (C(tke_pack_dir)); empty is C(<state_dir>/pack).
-    type: str
-    default: ""
+    description: Where the controller unpacked an archived pack (C(tke_pack_dir), the one home of that path).
+    type: path
+    required: true
   pubkey:
     description: The site owner's public key (C(tke_site_pack_pubkey)), to check the pack's signature and name the key.
     type: str
@@ -73,6 +73,7 @@ EXAMPLES = r"""
 - name: Write the run report
   offline_pot.tke.run_report:
     state_dir: "{{ tke_state_dir }}"
+    pack_dir: "{{ tke_pack_dir }}"
     site: {cluster: "{{ tke_cluster_name }}", kubernetes: "{{ tke_k8s_version }}"}
     hosts: "{{ dict(groups['all'] | zip(groups['all'] | map('extract', hostvars, 'group_names'))) }}"
   delegate_to: localhost

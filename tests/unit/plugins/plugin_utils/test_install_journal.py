@@ -380,6 +380,20 @@ def test_state_probes_and_drift():
     assert j.explain(d) == "h1: its state differs from what the phase recorded there (hosts-block)"
 
 
+def host_read_command(record_dir):
+    """The raw command of roles/tke/tasks/host_read.yml with tke_host_record_dir set (its filters:
+    Jinja's own and dirname, as Ansible's)."""
+    import os
+    from pathlib import Path
+    import jinja2
+    import yaml
+    tasks = Path(__file__).resolve().parents[4] / "roles" / "tke" / "tasks" / "host_read.yml"
+    env = jinja2.Environment()
+    env.filters["dirname"] = os.path.dirname
+    (task,) = yaml.safe_load(tasks.read_text())
+    return env.from_string(task["ansible.builtin.raw"]).render(tke_host_record_dir=record_dir)
+
+
 def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_finds_it(tmp_path):
     """The command a phase's end runs on each host (with sh, as raw does): the host records
     (0644), the phase's fingerprint, probes and their digests (root-only), written only when they
@@ -405,10 +419,8 @@ def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_fin
         "host_init": 0o600, "host_init.probe": 0o600, "host_init.state": 0o600, ".salt": 0o600}
     salt = (rec / j.SALT_NAME).read_text()
     assert len(salt) == 64 and int(salt, 16) >= 0
-    # host_read.yml's command, as it runs at the start of a run
-    host_read = (f"echo 0123456789abcdef0123456789abcdef; grep -rs --exclude='*.probe' --exclude='.*' . {rec.parent}; "
-                 f"for p in {rec}/*.probe; do [ -f \"$p\" ] || continue; "
-                 "sh \"$p\" 2>/dev/null | sed \"s|^|now:${p%.probe}:|\"; done; true")
+    # host_read.yml's own command, rendered for this record directory, as it runs at a run's start
+    host_read = host_read_command(str(rec))
     read = run(host_read)
     assert j.parse_host_read(read, str(rec))[1] == {"host_init": "fp-1"}
     assert j.parse_host_drift(read, str(rec)) == {"host_init": []}
