@@ -14,8 +14,10 @@ from ansible_collections.offline_pot.tke.plugins.plugin_utils import inventory_m
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.action_module import ActionModuleBase
 
 
-def spec_problems(host, hostvars, specs, settings):
-    """Argument-spec, unknown-variable and cluster-consistency problems of one host."""
+def spec_problems(host, hostvars, specs, settings, with_defaults):
+    """Argument-spec, unknown-variable and cluster-consistency problems of one host.
+    with_defaults(name): the variable templated with every role's defaults in reach, for a value
+    built on one ("{{ etcd_peer_port }}"), which the host's variables alone cannot template."""
     out = []
     prefixes = {f"{role}_": role for role in specs}
     for name in inventory_model.explicit_vars(hostvars, prefixes):
@@ -30,10 +32,16 @@ def spec_problems(host, hostvars, specs, settings):
                 try:
                     provided[name] = hostvars[name]
                 except Exception as exc:  # pylint: disable=broad-except
-                    # a value built on a role default (e.g. "{{ tke_api_port }}") cannot be templated
-                    # outside the play; the role's own argument spec check covers it when it runs
                     if "undefined" not in str(exc).lower():
                         out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc}"))
+                        continue
+                    # a value built on a role default: templated as the role's play would, so its
+                    # type is checked here too (install.yml's phases do not check their roles'
+                    # arguments again: roles/tke/tasks/phase.yml)
+                    try:
+                        provided[name] = with_defaults(name)
+                    except Exception as exc2:  # pylint: disable=broad-except
+                        out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc2}"))
         if not provided:
             continue
         result = ArgumentSpecValidator(options).validate(provided)
@@ -77,6 +85,14 @@ class ActionModule(ActionModuleBase):
     _requires_connection = False
     ARGUMENT_SPEC = dict(extra_problems=dict(type="list", elements="str", default=[]))
 
+    def _with_defaults(self, hostvars, host):
+        """A host's variable templated with every role's defaults under its own variables."""
+        def template(name):
+            raw = hostvars.raw_get(host)
+            templar = self._templar.copy_with_new_env(available_variables={**inventory_model.role_defaults(), **raw})
+            return templar.template(raw[name])
+        return template
+
     def run_action(self, args, result, task_vars):
         model = inventory_model.build(task_vars, self._templar)
         specs = inventory_model.role_specs()
@@ -84,7 +100,7 @@ class ActionModule(ActionModuleBase):
         hostvars = task_vars.get("hostvars", {})
         per_host = {}
         for host in sorted(model["hosts"]):
-            for p in spec_problems(host, hostvars[host], specs, model["settings"]):
+            for p in spec_problems(host, hostvars[host], specs, model["settings"], self._with_defaults(hostvars, host)):
                 per_host.setdefault((p["variable"], p["message"]), []).append(host)
         pack = components.pack_components(model["settings"].get("tke_site_pack") or "")
         for host in sorted(model["hosts"]):

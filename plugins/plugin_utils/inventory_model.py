@@ -115,6 +115,19 @@ def role_specs():
     return specs
 
 
+@functools.lru_cache(maxsize=1)
+def role_defaults():
+    """Every role's defaults/main.yml, merged (each role's names carry its prefix): the values a
+    setting of the inventory may be built on ("{{ etcd_peer_port }}") that only exist inside the
+    role's play. Read once per controller process; callers must not change it."""
+    merged = {}
+    for role in sorted(os.listdir(ROLES_DIR)):
+        path = os.path.join(ROLES_DIR, role, "defaults", "main.yml")
+        if os.path.isfile(path):
+            merged.update(read_yaml(path) or {})
+    return merged
+
+
 # The tke role's entry point whose specification holds the cluster-wide settings: its lock, which
 # every playbook that acts on a site runs once at its start (roles/tke/meta/argument_specs.yml).
 SETTINGS_ENTRY = "lock"
