@@ -41,7 +41,10 @@ def spec_problems(host, hostvars, specs, settings, with_defaults):
                     try:
                         provided[name] = with_defaults(name)
                     except Exception as exc2:  # pylint: disable=broad-except
-                        out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc2}"))
+                        # still undefined: built on what only the host tells (its facts), which
+                        # the controller cannot know before contacting it
+                        if "undefined" not in str(exc2).lower():
+                            out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc2}"))
         if not provided:
             continue
         result = ArgumentSpecValidator(options).validate(provided)
