@@ -30,21 +30,20 @@ def spec_problems(host, hostvars, specs, settings, with_defaults):
         for name in options:
             if name in hostvars:
                 try:
-                    provided[name] = hostvars[name]
+                    try:
+                        provided[name] = hostvars[name]
+                    except Exception as exc:  # pylint: disable=broad-except
+                        if "undefined" not in str(exc).lower():
+                            raise
+                        # a value built on a role default: templated as the role's play would, so
+                        # its type is checked here too (install.yml's phases do not check their
+                        # roles' arguments again: roles/tke/tasks/phase.yml)
+                        provided[name] = with_defaults(name)
                 except Exception as exc:  # pylint: disable=broad-except
+                    # still undefined: built on what only the host tells (its facts), which the
+                    # controller cannot know before contacting it
                     if "undefined" not in str(exc).lower():
                         out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc}"))
-                        continue
-                    # a value built on a role default: templated as the role's play would, so its
-                    # type is checked here too (install.yml's phases do not check their roles'
-                    # arguments again: roles/tke/tasks/phase.yml)
-                    try:
-                        provided[name] = with_defaults(name)
-                    except Exception as exc2:  # pylint: disable=broad-except
-                        # still undefined: built on what only the host tells (its facts), which
-                        # the controller cannot know before contacting it
-                        if "undefined" not in str(exc2).lower():
-                            out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc2}"))
         if not provided:
             continue
         result = ArgumentSpecValidator(options).validate(provided)
@@ -89,11 +88,16 @@ class ActionModule(ActionModuleBase):
     ARGUMENT_SPEC = dict(extra_problems=dict(type="list", elements="str", default=[]))
 
     def _with_defaults(self, hostvars, host):
-        """A host's variable templated with every role's defaults under its own variables."""
+        """A host's variable templated with every role's defaults under its own variables (the
+        host's raw variables and the templar made once, at its first such variable)."""
+        made = {}
+
         def template(name):
-            raw = hostvars.raw_get(host)
-            templar = self._templar.copy_with_new_env(available_variables={**inventory_model.role_defaults(), **raw})
-            return templar.template(raw[name])
+            if not made:
+                made["raw"] = raw = hostvars.raw_get(host)
+                made["templar"] = self._templar.copy_with_new_env(
+                    available_variables={**inventory_model.role_defaults(), **raw})
+            return made["templar"].template(made["raw"][name])
         return template
 
     def run_action(self, args, result, task_vars):

@@ -101,17 +101,22 @@ def build(task_vars, templar):
     return {"groups": groups, "hosts": hosts, "settings": cluster_settings(task_vars, templar)}
 
 
+def _role_yaml(*parts):
+    """(role, content) of the file at roles/<role>/<parts> for every role that has one."""
+    for role in sorted(os.listdir(ROLES_DIR)):
+        path = os.path.join(ROLES_DIR, role, *parts)
+        if os.path.isfile(path):
+            yield role, read_yaml(path) or {}
+
+
 @functools.lru_cache(maxsize=1)
 def role_specs():
     """{role: {option: spec}} from every role's meta/argument_specs.yml (entry point main; the tke
     role's is lock: SETTINGS_ENTRY). Read once per controller process; callers must not change it."""
     specs = {}
-    for role in sorted(os.listdir(ROLES_DIR)):
-        path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
-        if os.path.isfile(path):
-            data = read_yaml(path) or {}
-            entry = SETTINGS_ENTRY if role == "tke" else "main"
-            specs[role] = data.get("argument_specs", {}).get(entry, {}).get("options", {}) or {}
+    for role, data in _role_yaml("meta", "argument_specs.yml"):
+        entry = SETTINGS_ENTRY if role == "tke" else "main"
+        specs[role] = data.get("argument_specs", {}).get(entry, {}).get("options", {}) or {}
     return specs
 
 
@@ -121,10 +126,8 @@ def role_defaults():
     setting of the inventory may be built on ("{{ etcd_peer_port }}") that only exist inside the
     role's play. Read once per controller process; callers must not change it."""
     merged = {}
-    for role in sorted(os.listdir(ROLES_DIR)):
-        path = os.path.join(ROLES_DIR, role, "defaults", "main.yml")
-        if os.path.isfile(path):
-            merged.update(read_yaml(path) or {})
+    for dummy, data in _role_yaml("defaults", "main.yml"):
+        merged.update(data)
     return merged
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-TOP = Path(__file__).resolve().parents[1].parent
+TOP = Path(__file__).resolve().parents[2]
 ROLES = sorted(p.parent.parent for p in (TOP / "roles").glob("*/meta/argument_specs.yml"))
 
 
