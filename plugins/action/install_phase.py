@@ -97,9 +97,6 @@ class ActionModule(ActionModuleBase):
             # a fresh install; who skips it and why
             result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], msg=ij.banner(phase, decision),
                           started=now, estimate=ij.last_seconds(journal, phase, decision["run"]))
-            if self._task.check_mode:
-                this_run = ij.selected(task_vars.get("ansible_run_tags"), task_vars.get("ansible_skip_tags"))
-                result["check_pending"] = {h: ij.not_done(records.get(h), skip, this_run) for h in hosts}
         else:
             # the phase's after-hook, where the phase ran, before it is recorded done (a failing
             # hook leaves it not done: the next run runs the phase, and the hook, again)
@@ -201,6 +198,7 @@ class ActionModule(ActionModuleBase):
         drift = self._host_drift(hosts, task_vars)
         code = tree_digest("roles", "plugins", "playbooks")
         skipped, run, computed = [], {}, {}
+        check, unchecked, unchecked_hosts, preview = self._task.check_mode, {}, {}, []
         for entry in ij.PHASES:
             if entry.name not in this_run or entry.name == "validate":
                 continue
@@ -213,15 +211,25 @@ class ActionModule(ActionModuleBase):
             computed[entry.name] = {"hosts": fingerprints, "names": names}
             decision = ij.decide(journal, entry.name, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names, drift=drift)
-            if decision["run"]:
-                run[entry.name] = decision["run"]
+            # check mode: where the phase cannot be checked, it is said, and its play leaves those hosts out
+            cannot = ij.unchecked(entry.name, decision["run"], records, groups, skip, this_run) if check else {}
+            for host in cannot:
+                unchecked_hosts.setdefault(host, []).append(entry.name)
+            if cannot:
+                unchecked[entry.name] = list(cannot)
+                preview.append(ij.banner(entry.name, decision, cannot))
+            if len(cannot) < len(decision["run"]):
+                run[entry.name] = [h for h in decision["run"] if h not in cannot]
             else:
-                skipped.append({"phase": entry.name, "skip_hosts": decision["skip"],
-                                "msg": ij.banner(entry.name, decision)})
+                skipped.append({"phase": entry.name, "skip_hosts": {**decision["skip"], **cannot},
+                                "msg": ij.banner(entry.name, decision, cannot)})
         # the phases' fingerprints, which their starts take from here (tke_plan) rather than compute again
         result.update(changed=False, skip_phases=[x["phase"] for x in skipped], plan=skipped, run_phases=run,
-                      fingerprints=computed,
-                      msg=[x["msg"] for x in skipped] + [f"phases with work: {', '.join(run) or 'none'}"],
+                      fingerprints=computed, unchecked=unchecked,
+                      unchecked_hosts={h: f"would run {', '.join(p)} here; not checked (check mode: "
+                                          "what the phase checks is not here yet)" for h, p in unchecked_hosts.items()},
+                      msg=[x["msg"] for x in skipped if x["phase"] not in unchecked] + preview
+                      + [f"phases with work: {', '.join(run) or 'none'}"],
                       _ansible_verbose_always=True)
         return result
 

@@ -158,12 +158,18 @@ run_hosts:
   description: Hosts that run the phase.
   returned: state=start
   type: list
-check_pending:
+unchecked:
   description: >-
-    Check mode only: host -> the phases it does not record done (hooks and tke_skip_phases aside),
-    in order. What they make is not on the host yet; roles/tke/tasks/phase_start.yml keeps it as
-    the host's C(tke_check_pending) (docs/install.md, "Preview with --check").
-  returned: state=start, in check mode
+    Check mode: phase -> the hosts that would run it but on which it cannot be checked, because its
+    work or an earlier phase's is not there yet (docs/install.md, "Preview with --check"); the
+    phase's play leaves them out (C(tke_plan_unchecked)). Empty in a real run.
+  returned: state=plan
+  type: dict
+unchecked_hosts:
+  description: >-
+    Check mode: host -> what would run there that is not checked (the phases and why), which
+    roles/tke/tasks/plan.yml reports once per host, as a change. Empty in a real run.
+  returned: state=plan
   type: dict
 msg:
   description: >-

@@ -60,6 +60,8 @@ class Phase(NamedTuple):
     entry_words: frozenset = frozenset()
     # its play's host pattern (tke_phase_hosts)
     hosts: str = "all"
+    # it only reads the hosts (tke_phase_reads_only): check mode checks it on a host new to it too
+    reads_only: bool = False
 
 
 def read_phases(path=INSTALL_PLAYBOOK):
@@ -76,7 +78,8 @@ def read_phases(path=INSTALL_PLAYBOOK):
             roles += (serial,) if serial and serial not in roles else ()
             phases.append(Phase(v["tke_phase"], roles, bool(v.get("tke_phase_together", False)),
                                 tuple(v.get("tke_phase_names") or ()), tuple(entry.get("tags") or ()),
-                                _words(yaml.safe_dump(v)), str(v.get("tke_phase_hosts", "all"))))
+                                _words(yaml.safe_dump(v)), str(v.get("tke_phase_hosts", "all")),
+                                bool(v.get("tke_phase_reads_only", False))))
     return tuple(phases)
 
 
@@ -534,29 +537,58 @@ def pattern_hosts(pattern, groups):
     return [h for h in groups.get("all", ()) if h in names]
 
 
-def banner(phase, decision):
+def banner(phase, decision, unchecked=None):
     """A phase's line as its start says it: where it runs, why (unless a fresh install), and which
-    hosts skip it and why."""
+    hosts skip it and why; in check mode, where it would run but is not checked and why
+    (unchecked: {host: reason})."""
     number, total = phase_number(phase)
     parts = [f"phase {number}/{total} {phase}: running on {', '.join(decision['run']) or 'no host'}"]
     if decision["run"] and (decision["skip"] or {decision["why"][h] for h in decision["run"]} != {"new"}):
         parts[0] += f" ({explain(decision)})"
-    for reason in sorted(set(decision["skip"].values())):
-        names = [h for h, r in decision["skip"].items() if r == reason]
-        parts.append(f"skipping {', '.join(names)} ({reason})")
+    for what, hosts in (("skipping", decision["skip"]), ("check mode, not checked on", unchecked or {})):
+        for reason in sorted(set(hosts.values())):
+            parts.append(f"{what} {', '.join(h for h, r in hosts.items() if r == reason)} ({reason})")
     return "; ".join(parts)
 
 
-def not_done(record, skip=(), this_run=USER_PHASES):
-    """The phases (hooks aside) a host does not record done (parse_host_read's record; None: the
-    host could not say, so none) and this run goes through (selected), in order, leaving out those
-    the skip list names (the site does their work itself). In check mode what these phases make
-    (the pack's repository, certificates, services, the API server) is not on the host yet, so the
-    tasks that need it say what they would do instead of checking it (docs/install.md, "Preview
-    with --check"). A phase this run leaves out (--tags) brings nothing: its work is checked on the
-    host as it is, as the real run would find it."""
-    record = record or {}
-    return [p for p in USER_PHASES if p not in record and p not in skip and p in this_run]
+def unchecked(name, hosts, records, groups, skip=(), this_run=USER_PHASES):
+    """Check mode (docs/install.md, "Preview with --check"): the hosts among `hosts` on which the
+    phase `name` cannot be checked, each with why - {host: reason}. A phase's tasks check what its
+    earlier tasks and the earlier phases made (the pack's repository, certificates, units, running
+    services, the API server): on a host that does not record this phase done, or an earlier one it
+    takes part in, that is not there, so the phase is not checked there but said (a phase that only
+    reads the hosts, tke_phase_reads_only, makes nothing: it is checked on a host new to it, and a
+    later phase does not wait for it). A host also waits for
+    the first master (groups['masters'][0], when it is read this run: `records` has it), which
+    leads the cluster: the phases before this one it takes part in must be done there. A phase
+    whose hosts run it together is not checked on any of them when one cannot be. Only the phases
+    this run goes through (`this_run`) count, less those the site does itself (`skip`): a phase a
+    run leaves out brings nothing, its work is checked as the host has it. `records`: {host: the
+    phases it records done (parse_host_read)}."""
+    # (validate runs on the controller: no host records it)
+    order = [p for p in PHASES if p.name in this_run and p.name not in skip and p.name != "validate"]
+    upto = order[:[p.name for p in order].index(name) + 1] if name in this_run and name not in skip else order
+
+    def lacking(host, phases):
+        return [p.name for p in phases if not p.reads_only and host in (pattern_hosts(p.hosts, groups) or ())
+                and p.name not in (records.get(host) or {})]
+
+    first = (groups.get("masters") or [None])[0]
+    out = {}
+    for host in hosts:
+        own = lacking(host, upto)
+        lead = lacking(first, [p for p in upto if p.name != name]) if first != host and first in records else []
+        if own:
+            # the earlier phases it lacks are the cause; without any, the phase's own work is not there
+            earlier = [n for n in own if n != name]
+            out[host] = f"{', '.join(earlier)} not done there yet" if earlier else "not done there yet"
+        elif lead:
+            out[host] = f"{', '.join(lead)} not done on {first}, the first master, yet"
+    if out and runs_together(name):
+        cannot = ", ".join(out)
+        for host in hosts:
+            out.setdefault(host, f"runs together with {cannot}")
+    return {h: out[h] for h in hosts if h in out}
 
 
 def record(journal, phase, fingerprints, now, machines=None, names=None, seconds=None):

@@ -1,7 +1,9 @@
 """host_init on three real hosts, one reached with a password over paramiko (h2) and one as a
-sudo user (h3): --check --diff on a fresh host shows the would-be changes and changes nothing;
-a converge applies everything, a second converge changes nothing; the results are verified on
-the hosts, and what a container host cannot do is skipped with a visible warning."""
+sudo user (h3): --check --diff on a fresh host says the phase would run there and changes nothing
+(what it checks is not there yet); a converge applies everything, a second converge changes
+nothing; the results are verified on the hosts, and what a container host cannot do is skipped with
+a visible warning; --check --diff of a changed setting on a converged host shows the file's diff
+and changes nothing."""
 import pytest
 
 from harness.playbook import converge_twice, run_playbook, TOP
@@ -18,14 +20,16 @@ def inventory(testhosts, tmp_path):
         group_vars={"tke_node_networks": [f"{testhosts.info['TH_NET']}.0/24"]})
 
 
-def test_check_mode_on_a_fresh_host_shows_changes_and_changes_nothing(testhosts, inventory):
+def test_check_mode_on_a_fresh_host_says_the_phase_would_run_and_changes_nothing(testhosts, inventory):
     if testhosts.ssh("h3", f"test -e {SYSCTL}", check=False).returncode == 0:
         testhosts.reset("h3")
     run = run_playbook(PLAY, inventory, "--tags", "host_init", "--limit", "h3", "--check", "--diff")
     assert run.rc == 0, run.explain()
-    assert run.stats["h3"]["changed"] > 0, run.explain()
-    assert "+++ after: /etc/hosts" in run.output and "offline_pot.tke managed block" in run.output, run.explain()
-    assert f"+++ after: {SYSCTL}" in run.output and "net.ipv4.ip_forward = 1" in run.output, run.explain()
+    flat = " ".join(run.output.split())
+    assert "host_init: running on h3; check mode, not checked on h3 (not done there yet)" in flat, run.explain()
+    assert "changed: [h3] => msg: would run host_init here; not checked" in flat, run.explain()
+    assert run.stats["h3"]["changed"] == 1, run.explain()
+    assert not any(n.startswith("TASK [offline_pot.tke.host_init : ") for n in run.task_names()), run.explain()
     on_host = testhosts.ssh("h3", f"test -e {SYSCTL} || echo absent; grep -c offline_pot /etc/hosts || true").stdout
     assert on_host.split() == ["absent", "0"], on_host
 
@@ -68,6 +72,13 @@ def test_host_init_converges_and_second_run_changes_nothing(testhosts, inventory
         "TASK [offline_pot.tke.tke : Record the phase done on the host]"], \
         third.explain()
     assert "RUNNING HANDLER [offline_pot.tke.host_init : Restart chrony]" in third.output, third.explain()
+    # on a host that has done the phase, check mode checks it: the file's diff, nothing changed
+    check = run_playbook(PLAY, inventory, "--tags", "host_init", "--limit", "h2", "--check", "--diff",
+                         "-e", '{"host_init_ntp_servers": ["172.30.3.2"]}')
+    assert check.rc == 0 and set(check.changed_hosts()) == {"h2"}, check.explain()
+    assert "+++ after: /etc/chrony/chrony.conf" in check.output and "+server 172.30.3.2 iburst" in check.output, \
+        check.explain()
+    assert "server 172.30.3.1 iburst" in testhosts.ssh("h2", "cat /etc/chrony/chrony.conf").stdout
 
 
 def test_firewall_open_lets_cluster_ports_through_ufw_and_nothing_else(testhosts, inventory, tmp_path):

@@ -124,3 +124,27 @@ def test_a_start_refuses_hosts_the_plan_did_not_read(tmp_path):
     with pytest.raises(AnsibleActionFail, match="^nodes: m1, w1 not read this run"):
         action().run_action({"state": "start", "phase": "nodes"}, {}, task_vars(state, hostvars))
     assert (state / "journal.json").read_text() == before
+
+
+def test_check_mode_leaves_a_host_out_of_the_phases_it_cannot_be_checked_in(tmp_path):
+    """docs/install.md, "Preview with --check": w1 lost its records (a new worker): in check mode
+    it would run every phase it takes part in, none can be checked there; m1 is checked where it
+    runs on its own, not in a phase the hosts run together."""
+    state, hostvars = installed(tmp_path)
+    hostvars["w1"]["tke_host_read"] = {"rc": 0, "stdout": "4567cdef\n\n"}
+    mod = action()
+    mod._task.check_mode = True
+    result = mod._plan({}, {}, task_vars(state, hostvars))
+    w1 = [p for p in PHASES if "w1" in ij.pattern_hosts(ij.phase(p).hosts, GROUPS)]
+    # precheck only reads: checked on w1 too; every other phase of w1 is not
+    assert result["run_phases"]["precheck"] == ["w1"] and "precheck" not in result["unchecked"]
+    assert {p for p, hosts in result["unchecked"].items() if "w1" in hosts} == set(w1) - {"precheck"}
+    assert result["unchecked_hosts"]["w1"].startswith("would run " + ", ".join(p for p in w1 if p != "precheck"))
+    assert {p for p, hosts in result["unchecked"].items() if "m1" in hosts} == {
+        p for p in w1 if p != "precheck" and ij.runs_together(p)}
+    assert result["unchecked"]["network"] == ["m1", "w1"] and "network" in result["skip_phases"]
+    line = next(x["msg"] for x in result["plan"] if x["phase"] == "network")
+    assert "check mode, not checked on w1 (offline, host_init, pki, runtime, registry, ha, nodes not done there yet)" in line
+    assert "check mode, not checked on m1 (runs together with w1)" in line
+    # a real run plans no such thing
+    assert plan(state, hostvars)["unchecked"] == {} and plan(state, hostvars)["unchecked_hosts"] == {}

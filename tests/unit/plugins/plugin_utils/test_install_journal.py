@@ -159,15 +159,42 @@ def test_parse_host_read():
     assert j.parse_host_read("\n", "/var/lib/x") == (None, {})
 
 
-def test_not_done_lists_the_phases_a_host_does_not_record_in_order():
-    # (check mode: what these phases make is not on the host, docs/install.md "Preview with --check")
-    assert j.not_done({}) == list(j.USER_PHASES) and j.not_done(None) == list(j.USER_PHASES)
-    assert not any(p.startswith("hook:") for p in j.not_done({}))
-    done = {"precheck": "a", "offline": "b"}
-    assert j.not_done(done)[:3] == ["validate", "host_init", "pki"] and not set(done) & set(j.not_done(done))
-    # a phase the site skips (tke_skip_phases) does its work itself: never pending
-    assert "offline" not in j.not_done({}, skip=["offline"])
-    assert j.not_done(dict.fromkeys(j.USER_PHASES, "x")) == []
+GROUPS = {"all": ["m1", "m2", "w1"], "masters": ["m1", "m2"], "workers": ["w1"], "etcd": ["m1"]}
+HOST_PHASES = [p for p in j.USER_PHASES if p != "validate"]
+
+
+def test_check_mode_checks_a_phase_only_where_it_and_the_earlier_ones_are_done():
+    """docs/install.md, "Preview with --check": where the work of an earlier phase (or the phase's
+    own) is not on a host, the phase is not checked there but said."""
+    done = {h: dict.fromkeys(HOST_PHASES, "x") for h in GROUPS["all"]}
+    assert all(j.unchecked(p, GROUPS["all"], done, GROUPS) == {} for p in HOST_PHASES)
+    fresh = {h: {} for h in GROUPS["all"]}
+    # precheck only reads the hosts (tke_phase_reads_only): checked on fresh hosts
+    assert j.unchecked("precheck", GROUPS["all"], fresh, GROUPS) == {}
+    assert j.unchecked("offline", ["w1"], fresh, GROUPS) == {"w1": "not done there yet"}
+    assert j.unchecked("host_init", ["w1"], fresh, GROUPS) == {"w1": "offline not done there yet"}
+    # a new worker on an installed site: only it is not checked, from its first phase on
+    new = dict(done, w1={})
+    assert j.unchecked("precheck", GROUPS["all"], new, GROUPS) == {}
+    assert j.unchecked("host_init", ["m1", "w1"], new, GROUPS) == {"w1": "offline not done there yet"}
+    # the phases a host takes part in count (the etcd phase is m1's only; control_plane the masters')
+    partial = dict(done, w1={p: "x" for p in HOST_PHASES if p not in ("etcd", "control_plane", "nodes")})
+    assert j.unchecked("nodes", ["w1"], partial, GROUPS) == {"w1": "not done there yet"}
+    # a host waits for the first master, which leads the cluster
+    lead = dict(done, m1={p: "x" for p in HOST_PHASES if p not in ("control_plane", "network")})
+    assert j.unchecked("nodes", ["w1"], lead, GROUPS) == {"w1": "control_plane not done on m1, the first master, yet"}
+    # ... when it is read this run (--limit w1 leaves it out: not told)
+    assert j.unchecked("nodes", ["w1"], {"w1": done["w1"]}, GROUPS) == {}
+    # a phase whose hosts run it together is not checked on any of them when one cannot be
+    grow = dict(done, m2={p: "x" for p in HOST_PHASES if p != "control_plane"})
+    assert j.unchecked("control_plane", ["m1", "m2"], grow, GROUPS) == {
+        "m1": "runs together with m2", "m2": "not done there yet"}
+    # a phase the site skips (tke_skip_phases) does its work itself; a phase this run leaves out
+    # (--tags) brings nothing: its work is checked as the host has it
+    no_offline = dict(done, w1={p: "x" for p in HOST_PHASES if p != "offline"})
+    assert j.unchecked("runtime", ["w1"], no_offline, GROUPS, skip=["offline"]) == {}
+    assert j.unchecked("runtime", ["w1"], no_offline, GROUPS, this_run=j.selected(["runtime"])) == {}
+    assert j.unchecked("runtime", ["w1"], no_offline, GROUPS) == {"w1": "offline not done there yet"}
 
 
 def test_site_names_cover_the_hosts_a_phase_names():
@@ -244,7 +271,8 @@ def test_the_phases_are_install_yml_entries_and_each_runs_as_declared():
             assert entry["tags"] == [v["tke_phase"]], entry
             assert {"tke_phase_title", "tke_phase_hosts", "tke_phase_roles"} <= set(v), entry
             assert set(v) <= {"tke_phase", "tke_phase_title", "tke_phase_hosts", "tke_phase_roles",
-                              "tke_phase_together", "tke_phase_names", "tke_phase_serial"}, entry
+                              "tke_phase_together", "tke_phase_names", "tke_phase_serial",
+                                  "tke_phase_reads_only"}, entry
             for role in j.phase(v["tke_phase"]).roles:
                 assert (roles / role / "meta" / "argument_specs.yml").is_file(), role
             assert set(j.phase(v["tke_phase"]).names_groups) <= {"all", "masters", "workers", "etcd", "registry"}
@@ -311,15 +339,11 @@ def test_why_a_done_host_runs_again_names_the_hosts_added_and_removed():
     assert j.decide(old, "ha", {"h1": "x", "h2": "b"}, names=["h1"])["why"]["h1"] == "inputs changed"
 
 
-def test_a_phase_this_run_leaves_out_is_not_pending_in_check_mode():
+def test_the_phases_a_run_goes_through_follow_its_tags():
     # every phase has its own tag in install.yml; validate's is also 'always'
     assert j.selected() == list(j.USER_PHASES) and j.selected(["all"], []) == list(j.USER_PHASES)
     assert j.selected(["runtime", "registry"]) == ["validate", "runtime", "registry"]
     assert "pki" not in j.selected(["all"], ["pki"])
-    # --tags offline,runtime,registry on hosts that record none: pki (not in this run) brings no
-    # certificates, so its work is checked as the host has it, not assumed coming
-    assert j.not_done({}, (), j.selected(["offline", "runtime", "registry"])) == [
-        "validate", "offline", "runtime", "registry"]
 
 
 def test_a_lost_journal_rebuilt_from_the_hosts_records():
