@@ -579,11 +579,11 @@ def unchecked(name, hosts, records, groups, skip=(), this_run=USER_PHASES):
         own = lacking(host, upto)
         lead = lacking(first, [p for p in upto if p.name != name]) if first != host and first in records else []
         if own:
-            # the earlier phases it lacks are the cause; without any, the phase's own work is not there
+            # the first earlier phase it lacks is the cause; without one, the phase's own work is not there
             earlier = [n for n in own if n != name]
-            out[host] = f"{', '.join(earlier)} not done there yet" if earlier else "not done there yet"
+            out[host] = f"{earlier[0]} not done there yet" if earlier else "not done there yet"
         elif lead:
-            out[host] = f"{', '.join(lead)} not done on {first}, the first master, yet"
+            out[host] = f"{lead[0]} not done on {first}, the first master, yet"
     if out and runs_together(name):
         cannot = ", ".join(out)
         for host in hosts:
