@@ -272,7 +272,7 @@ def test_the_phases_are_install_yml_entries_and_each_runs_as_declared():
             assert {"tke_phase_title", "tke_phase_hosts", "tke_phase_roles"} <= set(v), entry
             assert set(v) <= {"tke_phase", "tke_phase_title", "tke_phase_hosts", "tke_phase_roles",
                               "tke_phase_together", "tke_phase_names", "tke_phase_serial",
-                                  "tke_phase_reads_only"}, entry
+                              "tke_phase_reads_only"}, entry
             for role in j.phase(v["tke_phase"]).roles:
                 assert (roles / role / "meta" / "argument_specs.yml").is_file(), role
             assert set(j.phase(v["tke_phase"]).names_groups) <= {"all", "masters", "workers", "etcd", "registry"}
