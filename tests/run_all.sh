@@ -8,12 +8,25 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$TOP"
 [ "$(id -u)" = 0 ] || { echo "the tests need root (test hosts are systemd-nspawn containers)" >&2; exit 1; }
 t0=$(date +%s)
+# Every scenario waits for the test hosts' root filesystem and apt repository (cold: about a minute
+# of CPU) and then for the fixture site pack (about half a minute): the first two are built while
+# the controller's virtualenv installs, the pack while pytest starts its workers and they boot
+# their hosts (a scenario finds each built, or waits for its lock, and builds it itself if a build
+# here failed).
+bash tests/harness/testhosts.sh deps
+prep_log=$(mktemp --suffix=.prep.log)
+( bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$prep_log" 2>&1 &
+prep_pid=$!
 bash tests/setup_controller.sh
 # a real browser for the run report's test (tests/harness/browser.py): Debian's Chromium
 command -v chromium >/dev/null || { apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
 export PATH=$VENV/bin:$PATH ANSIBLE_CONFIG=$TOP/ansible.cfg
+wait "$prep_pid" || { cat "$prep_log"; echo "== the test hosts' root filesystem or repository did not build" >&2; exit 1; }
+python tests/harness/fixture_pack.py "$TOP/.cache/fixture-pack/e2e" \
+  "$(bash tests/harness/testhosts.sh info | sed -n 's/^TH_REPO=//p')" >> "$prep_log" 2>&1 &
+pack_pid=$!
 echo "== setup done in $(( $(date +%s) - t0 )) s"
 
 # The checks that need no test host run beside the scenarios (on this 2-core machine the scenarios
@@ -64,6 +77,7 @@ python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loa
   "$@" "${files[@]}" || rc=$?
 python tests/harness/task_times.py "$TASK_TIMES_FILE" 30 || true
 python tests/harness/schedule.py "$TEST_SCHEDULE_FILE" || true
+wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scenarios:"; cat "$prep_log"; }
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"
