@@ -100,6 +100,19 @@ def gains(events) -> list[tuple[float, str]]:
     return [(t, n) for t, n, s in events if s == 1]
 
 
+def gains_after(hosts, names, t: float, timeout: float = 15) -> list[tuple[float, str]]:
+    """The gains of the VIP the watchers logged after t, once one is logged: a watcher polls every
+    50 ms, and on a loaded machine the harness can see the VIP on its new holder before that
+    holder's watcher has written the gain down."""
+    found = []
+
+    def logged():
+        found[:] = [(g, n) for g, n in gains(vip_events(hosts, names)) if g > t]
+        return bool(found)
+    wait_until(logged, timeout, f"the watchers to log a gain of the VIP after {t}")
+    return list(found)
+
+
 def holders(hosts, names, vip: str) -> list[str]:
     return [n for n in names
             if hosts.ssh(n, f"ip -o -4 addr show to {vip}/32", check=False).stdout.strip()]

@@ -62,7 +62,7 @@ def test_keepalived_vip_staged_start_failover_no_flapping(testhosts, responders,
         # failover 1: the holder's API server stops
         t0 = float(testhosts.ssh("h1", "date +%s.%N && systemctl stop test-apiserver").stdout.split()[0])
         ha.wait_until(lambda: ha.holders(testhosts, MASTERS, the_vip) not in ([], ["h1"]), 15, "VIP leaves h1")
-        gained = [(t, n) for t, n in ha.gains(ha.vip_events(testhosts, MASTERS)) if t > t0]
+        gained = ha.gains_after(testhosts, MASTERS, t0)
         assert len(gained) == 1, gained
         new_holder, health_failover = gained[0][1], gained[0][0] - t0
         # it comes back: no flapping, the VIP stays where it is
@@ -74,7 +74,7 @@ def test_keepalived_vip_staged_start_failover_no_flapping(testhosts, responders,
         t1 = float(testhosts.ssh(new_holder, "date +%s.%N && systemctl stop keepalived").stdout.split()[0])
         ha.wait_until(lambda: ha.holders(testhosts, MASTERS, the_vip) not in ([], [new_holder]), 15,
                       f"VIP leaves {new_holder}")
-        gained = [(t, n) for t, n in ha.gains(ha.vip_events(testhosts, MASTERS)) if t > t1]
+        gained = ha.gains_after(testhosts, MASTERS, t1)
         assert len(gained) == 1, gained
         third_holder, stop_failover = gained[0][1], gained[0][0] - t1
         testhosts.ssh(new_holder, "systemctl start keepalived")
