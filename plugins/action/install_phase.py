@@ -227,7 +227,7 @@ class ActionModule(ActionModuleBase):
         result.update(changed=False, skip_phases=[x["phase"] for x in skipped], plan=skipped, run_phases=run,
                       fingerprints=computed, unchecked=unchecked,
                       unchecked_hosts={h: f"would run {', '.join(p)} here; not checked (check mode: "
-                                          "what the phase checks is not here yet)" for h, p in unchecked_hosts.items()},
+                                          "why, in each phase's line above)" for h, p in unchecked_hosts.items()},
                       msg=[x["msg"] for x in skipped if x["phase"] not in unchecked] + preview
                       + [f"phases with work: {', '.join(run) or 'none'}"],
                       _ansible_verbose_always=True)

@@ -558,9 +558,9 @@ def unchecked(name, hosts, records, groups, skip=(), this_run=USER_PHASES):
     services, the API server): on a host that does not record this phase done, or an earlier one it
     takes part in, that is not there, so the phase is not checked there but said (a phase that only
     reads the hosts, tke_phase_reads_only, makes nothing: it is checked on a host new to it, and a
-    later phase does not wait for it). A host also waits for
-    the first master (groups['masters'][0], when it is read this run: `records` has it), which
-    leads the cluster: the phases before this one it takes part in must be done there. A phase
+    later phase does not wait for it). A host also waits for the first master (groups['masters'][0],
+    when it is read this run: `records` has it), which leads the cluster: the phases before this
+    one it takes part in must be done there. A phase
     whose hosts run it together is not checked on any of them when one cannot be. Only the phases
     this run goes through (`this_run`) count, less those the site does itself (`skip`): a phase a
     run leaves out brings nothing, its work is checked as the host has it. `records`: {host: the
