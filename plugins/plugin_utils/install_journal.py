@@ -569,20 +569,23 @@ def unchecked(name, hosts, records, groups, skip=(), this_run=USER_PHASES):
     order = [p for p in PHASES if p.name in this_run and p.name not in skip and p.name != "validate"]
     upto = order[:[p.name for p in order].index(name) + 1] if name in this_run and name not in skip else order
 
+    # the phases up to this one that make something, each with the hosts it runs on (once, not per host)
+    making = [(p.name, pattern_hosts(p.hosts, groups) or ()) for p in upto if not p.reads_only]
+
     def lacking(host, phases):
-        return [p.name for p in phases if not p.reads_only and host in (pattern_hosts(p.hosts, groups) or ())
-                and p.name not in (records.get(host) or {})]
+        return [n for n, members in phases if host in members and n not in (records.get(host) or {})]
 
     first = (groups.get("masters") or [None])[0]
+    # what the first master lacks of the earlier phases: the same for every host it leads
+    lead = lacking(first, [m for m in making if m[0] != name]) if first in records else []
     out = {}
     for host in hosts:
-        own = lacking(host, upto)
-        lead = lacking(first, [p for p in upto if p.name != name]) if first != host and first in records else []
+        own = lacking(host, making)
         if own:
             # the first earlier phase it lacks is the cause; without one, the phase's own work is not there
             earlier = [n for n in own if n != name]
             out[host] = f"{earlier[0]} not done there yet" if earlier else "not done there yet"
-        elif lead:
+        elif lead and host != first:
             out[host] = f"{lead[0]} not done on {first}, the first master, yet"
     if out and runs_together(name):
         cannot = ", ".join(out)
