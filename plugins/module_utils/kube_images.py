@@ -75,9 +75,11 @@ KUBEADM_RELEASES = {
     36: [(0, 3, {"pause": "3.10.2", "etcd": "3.6.8-0", "coredns": "v1.14.2"})],
 }
 
-# The network plugins' images, pinned to the manifests' versions (roles/network/templates, written
-# from flannel Documentation/kube-flannel.yml at v0.28.9 and calico manifests/calico.yaml at
-# v3.28.2, docs/network.md). name: the repository under the site's namespace; source: upstream.
+# The network plugins and their images, pinned to the manifests' versions: the registry of the
+# plugins' names, each a folder roles/network/plugins/<name>/ (written from flannel
+# Documentation/kube-flannel.yml at v0.28.9 and calico manifests/calico.yaml at v3.28.2;
+# docs/network.md, "Adding a network plugin"). name: the repository under the site's namespace;
+# source: upstream.
 NETWORK_IMAGES = {
     "flannel": [
         {"name": "flannel", "tag": "v0.28.9", "source": "ghcr.io/flannel-io/flannel"},

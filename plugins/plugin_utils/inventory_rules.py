@@ -15,7 +15,7 @@ import ipaddress
 import re
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal, tke_rules
-from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
+from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images, pack_signature
 
 # Phases of playbooks/install.yml, in order (tke_skip_phases must name these): the journal's list.
 PHASES = install_journal.USER_PHASES
@@ -281,8 +281,13 @@ def _check_networks(s, ips, master_ips):
 
 
 def _check_pod_network(s, groups):
-    """The network phase's inputs: MTU range, and room in the pod network for every node."""
+    """The network phase's inputs: the plugin, MTU range, and room in the pod network for every node."""
     out = []
+    # the plugins are the image table's (roles/network/plugins/<name>/ each, docs/network.md)
+    plugin = s.get("tke_network_plugin", "flannel")
+    if plugin not in kube_images.NETWORK_PLUGINS + ("none",):
+        out.append(problem("all", "tke_network_plugin", f"{plugin!r} is not a network plugin: "
+                           f"{', '.join(kube_images.NETWORK_PLUGINS)} or none"))
     mtu = _int_or_none(s.get("tke_network_mtu", 0))
     low, high = NETWORK_MTU
     if mtu is None or (mtu != 0 and not low <= mtu <= high):

@@ -62,13 +62,3 @@ def test_sources_and_pinned_names():
     assert k.fetch_command("ghcr.io/flannel-io/flannel", "v0.28.9", "/b/flannel_v0.28.9") == \
         "skopeo copy docker://ghcr.io/flannel-io/flannel:v0.28.9 oci:/b/flannel_v0.28.9:v0.28.9"
 
-
-def test_network_manifests_use_the_pinned_images():
-    """The network role's defaults take every image from the table (no tag written twice)."""
-    import re
-    from pathlib import Path
-    top = Path(k.__file__).resolve().parents[2]
-    defaults = (top / "roles" / "network" / "defaults" / "main.yml").read_text()
-    used = re.findall(r"'([a-z-]+)' \| offline_pot\.tke\.pinned_image", defaults)
-    assert sorted(used) == sorted(i["name"] for imgs in k.NETWORK_IMAGES.values() for i in imgs)
-    assert not re.search(r":v\d", defaults)

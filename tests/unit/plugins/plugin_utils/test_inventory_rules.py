@@ -60,6 +60,9 @@ def test_good_models_have_no_problem():
      ["all: tke_node_cidr_mask: 19 is not a calico IP pool block size: calico takes 20 to 32"]),
     (dict(tke_network_plugin="calico", tke_node_cidr_mask=26), []),
     (dict(tke_network_plugin="flannel", tke_node_cidr_mask=19, tke_pod_cidr="10.64.0.0/14"), []),
+    # the plugins are the image table's (roles/network/plugins/<name>/), and none
+    (dict(tke_network_plugin="none"), []),
+    (dict(tke_network_plugin="cilium"), ["all: tke_network_plugin: 'cilium' is not a network plugin: calico, flannel or none"]),
     # 2 nodes (m1, w1): a /24 split in /25s holds exactly 2, in /24s just 1
     (dict(tke_pod_cidr="10.244.0.0/24", tke_node_cidr_mask=25), []),
     (dict(tke_pod_cidr="10.244.0.0/24", tke_node_cidr_mask=24),
