@@ -76,7 +76,7 @@ class ActionModule(ActionModuleBase):
         if state == "start":
             # every host was read by install.yml's plan (roles/tke/tasks/plan.yml), the one read of the run
             hostvars = task_vars.get("hostvars", {})
-            unread = [h for h in hosts if "skipped" in (hostvars.get(h, {}).get("tke_host_read") or {"skipped": True})]
+            unread = [h for h in hosts if "skipped" in (hostvars.get(h, {}).get("__tke_host_read") or {"skipped": True})]
             if unread:
                 raise AnsibleActionFail(
                     f"{phase}: {', '.join(unread)} not read this run: install.yml's plan play reads every host "
@@ -118,13 +118,13 @@ class ActionModule(ActionModuleBase):
             host_records = {si.HOST_FILE: si.host_text(identity)}
             if phase == "offline":
                 host_records[si.VERSION_FILE] = str(var("tke_k8s_version", "")).lstrip("v")
-            # the state the phase's roles keep on each host (tke_phase_owns, set by the roles as they
+            # the state the phase's roles keep on each host (__tke_phase_owns, set by the roles as they
             # run): its probes, run again at the start of every run (install_journal.parse_host_drift)
             hostvars = task_vars.get("hostvars", {})
             record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
             salt = os.path.join(record_dir, ij.SALT_NAME)
             try:
-                probes = {h: ij.probe_script(((hostvars.get(h, {}).get("tke_phase_owns") or {}).get(phase)) or {}, salt)
+                probes = {h: ij.probe_script(((hostvars.get(h, {}).get("__tke_phase_owns") or {}).get(phase)) or {}, salt)
                           for h in done}
             except ValueError as exc:
                 raise AnsibleActionFail(str(exc))
@@ -172,9 +172,9 @@ class ActionModule(ActionModuleBase):
 
     @staticmethod
     def _planned(phase, hosts, task_vars):
-        """(fingerprints, names) of the phase as this run's plan computed them (tke_plan: the
+        """(fingerprints, names) of the phase as this run's plan computed them (__tke_plan: the
         inputs do not change during a run), when it did for every one of these hosts; else None."""
-        planned = ((task_vars.get("tke_plan") or {}).get("fingerprints") or {}).get(phase)
+        planned = ((task_vars.get("__tke_plan") or {}).get("fingerprints") or {}).get(phase)
         if not isinstance(planned, dict) or not all(h in (planned.get("hosts") or {}) for h in hosts):
             return None
         return {h: planned["hosts"][h] for h in hosts}, planned.get("names")
@@ -223,7 +223,7 @@ class ActionModule(ActionModuleBase):
             else:
                 skipped.append({"phase": entry.name, "skip_hosts": {**decision["skip"], **cannot},
                                 "msg": ij.banner(entry.name, decision, cannot)})
-        # the phases' fingerprints, which their starts take from here (tke_plan) rather than compute again
+        # the phases' fingerprints, which their starts take from here (__tke_plan) rather than compute again
         result.update(changed=False, skip_phases=[x["phase"] for x in skipped], plan=skipped, run_phases=run,
                       fingerprints=computed, unchecked=unchecked,
                       unchecked_hosts={h: f"would run {', '.join(p)} here; not checked (check mode: "
@@ -370,13 +370,13 @@ class ActionModule(ActionModuleBase):
         record_dir = self._templar.template(task_vars.get("tke_host_record_dir", ""))
         out = {}
         for host in hosts:
-            read = hostvars.get(host, {}).get("tke_host_read")
+            read = hostvars.get(host, {}).get("__tke_host_read")
             if isinstance(read, dict) and read.get("rc") == 0 and record_dir:
                 out[host] = read.get("stdout", "")
         return record_dir, out
 
     def _host_files(self, hosts, task_vars):
-        """host -> the files it records beside its phase records (tke_host_read: host_read.yml)."""
+        """host -> the files it records beside its phase records (__tke_host_read: host_read.yml)."""
         record_dir, outputs = self._host_outputs(hosts, task_vars)
         base = os.path.dirname(record_dir.rstrip("/"))
         return {host: ij.parse_host_files(text, base) for host, text in outputs.items()}
@@ -468,7 +468,7 @@ class ActionModule(ActionModuleBase):
             self._journal_key = ij.journal_key(self._pki_dir, make=not self._task.check_mode)
         hostvars = task_vars.get("hostvars", {})
         # what this run registered or set_fact'ed (earlier phases' results, this bookkeeping's own
-        # tke_phase_start) is not an input: only what the inventory and the command line say is
+        # __tke_phase_start) is not an input: only what the inventory and the command line say is
         variable_manager = getattr(hostvars, "_variable_manager", None)
         run_facts = getattr(variable_manager, "_nonpersistent_fact_cache", {}) if variable_manager else {}
         groups = task_vars.get("groups", {})

@@ -18,7 +18,7 @@ description:
     and addresses of the hosts the phase's configuration names, and the code of the collection) and
     returns the hosts whose phase is already done with the same fingerprint (C(skip_hosts)), so the
     play can end them at once. A host whose machine id changed, or that does not itself record the
-    phase done with that fingerprint (C(tke_host_read), read by the tke role's phase_start tasks),
+    phase done with that fingerprint (C(__tke_host_read), read by the tke role's phase_start tasks),
     runs it again.
   - The phases, their roles and how they resume are the entries of C(playbooks/install.yml).
   - With I(state=done) it records the phase done on the given hosts, with the time it took, and
@@ -35,7 +35,7 @@ description:
     C(step) follows; this reports C(changed) when the journal had the hosts, and shows the journal
     before and after with C(--diff).
   - Site identity (docs/install.md, "Site identity"). I(state=start) compares the site identity each host
-    records (C(/var/lib/offline-pot/site), read in the same C(tke_host_read)) with the controller's
+    records (C(/var/lib/offline-pot/site), read in the same C(__tke_host_read)) with the controller's
     (C(<tke_state_dir>/site.json), a random site id made at the site's first install and the SHA-256
     fingerprint of the cluster CA of the controller's PKI store) and fails, before the journal or any
     host is written, when a host belongs to another site, or records a site while the controller's
@@ -162,7 +162,7 @@ unchecked:
   description: >-
     Check mode: phase -> the hosts that would run it but on which it cannot be checked, because its
     work or an earlier phase's is not there yet (docs/install.md, "Preview with --check"); the
-    phase's play leaves them out (C(tke_plan_unchecked)). Empty in a real run.
+    phase's play leaves them out (C(__tke_plan_unchecked)). Empty in a real run.
   returned: state=plan
   type: dict
 unchecked_hosts:
@@ -213,7 +213,7 @@ fingerprints:
     made with the site's first phase and kept on the masters by the pki phase), since the inputs hold
     secrets. With I(state=plan), per phase planned, the fingerprint of each host's inputs
     (C(hosts)) and the hosts its configuration names (C(names)); a phase's C(start) takes them from
-    the registered plan (C(tke_plan)) instead of computing them again.
+    the registered plan (C(__tke_plan)) instead of computing them again.
   returned: state=done or state=plan
   type: dict
 hooks:

@@ -37,7 +37,7 @@ def start(state_dir, reads, version="1.30.4", check_mode=False):
     """What the journal's start does up to the decision: the identity, then the comparison."""
     mod = action(check_mode)
     task_vars = {"tke_host_record_dir": RECORDS, "tke_k8s_version": version,
-                 "hostvars": {h: {"tke_host_read": r} for h, r in reads.items()}}
+                 "hostvars": {h: {"__tke_host_read": r} for h, r in reads.items()}}
 
     def var(name, default=None):
         return task_vars.get(name, default)
@@ -99,12 +99,12 @@ def test_a_day_two_playbook_refuses_nodes_of_another_version(tmp_path):
     mod = action()
     reads = {"h1": read(version="1.30.4", upgrade="1.31.1"), "h2": read(version="1.30.4")}
     task_vars = {"tke_host_record_dir": RECORDS, "tke_k8s_version": "1.31.1", "ansible_play_hosts": ["h1", "h2"],
-                 "hostvars": {h: {"tke_host_read": r} for h, r in reads.items()}}
+                 "hostvars": {h: {"__tke_host_read": r} for h, r in reads.items()}}
     with pytest.raises(AnsibleActionFail) as err:
         mod._versions({}, {}, task_vars)
     assert "the inventory says v1.31.1 but the cluster's nodes run h2: v1.30.4; this playbook does not change " \
            "the version a cluster runs: to move the cluster to v1.31.1 run playbooks/upgrade.yml" in str(err.value)
     assert str(err.value).endswith("(nothing was touched)")
     reads["h2"] = read(version="1.31.1")
-    task_vars["hostvars"]["h2"] = {"tke_host_read": reads["h2"]}
+    task_vars["hostvars"]["h2"] = {"__tke_host_read": reads["h2"]}
     assert mod._versions({}, {}, task_vars)["msg"] == "every node runs the inventory's version (h1, h2)"

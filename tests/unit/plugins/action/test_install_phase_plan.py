@@ -50,7 +50,7 @@ def installed(tmp_path):
             lines[h].append(f"{RECORDS}/{phase}:{fp}")
     write_private(os.path.join(state, "journal.json"), ij.dump(journal))
     for h in GROUPS["all"]:
-        hostvars[h]["tke_host_read"] = {"rc": 0, "stdout": "\n".join(lines[h]) + "\n"}
+        hostvars[h]["__tke_host_read"] = {"rc": 0, "stdout": "\n".join(lines[h]) + "\n"}
     return state, hostvars
 
 
@@ -79,7 +79,7 @@ def test_what_a_start_would_run_is_planned_and_nothing_else(tmp_path):
     assert result["skip_phases"] == [n for n in PHASES if n != "network"]
     # a host that lost its record of a phase (wiped) runs it again
     state, hostvars = installed(tmp_path / "b")
-    hostvars["w1"]["tke_host_read"]["stdout"] = hostvars["w1"]["tke_host_read"]["stdout"].replace(f"{RECORDS}/nodes:", "x:")
+    hostvars["w1"]["__tke_host_read"]["stdout"] = hostvars["w1"]["__tke_host_read"]["stdout"].replace(f"{RECORDS}/nodes:", "x:")
     assert plan(state, hostvars)["run_phases"] == {"nodes": ["w1"]}
     # resume off: every phase; a forced one: that one
     assert plan(state, installed(tmp_path / "c")[1], tke_resume=False)["skip_phases"] == []
@@ -101,7 +101,7 @@ def test_a_start_takes_the_fingerprints_the_plan_computed(tmp_path):
     state, hostvars = installed(tmp_path)
     tv = task_vars(state, hostvars)
     result = plan(state, hostvars)
-    tv["tke_plan"] = result
+    tv["__tke_plan"] = result
     mod = action()
     mod._pki_dir = str(state / "pki")
     computed = mod._fingerprints("ha", ["m1", "w1"], tv)
@@ -114,13 +114,13 @@ def test_a_start_refuses_hosts_the_plan_did_not_read(tmp_path):
     # install.yml's plan (tagged always) is the run's one read of the hosts; a phase that starts
     # without it (--skip-tags always) says so, naming the hosts, before anything is written
     state, hostvars = installed(tmp_path)
-    hostvars["w1"]["tke_host_read"] = {"skipped": True, "changed": False}
+    hostvars["w1"]["__tke_host_read"] = {"skipped": True, "changed": False}
     before = (state / "journal.json").read_text()
     with pytest.raises(AnsibleActionFail) as err:
         action().run_action({"state": "start", "phase": "nodes"}, {}, task_vars(state, hostvars))
     assert str(err.value) == ("nodes: w1 not read this run: install.yml's plan play reads every host before the "
                               "first phase (it is tagged 'always': do not skip that tag)")
-    del hostvars["m1"]["tke_host_read"]
+    del hostvars["m1"]["__tke_host_read"]
     with pytest.raises(AnsibleActionFail, match="^nodes: m1, w1 not read this run"):
         action().run_action({"state": "start", "phase": "nodes"}, {}, task_vars(state, hostvars))
     assert (state / "journal.json").read_text() == before
@@ -131,7 +131,7 @@ def test_check_mode_leaves_a_host_out_of_the_phases_it_cannot_be_checked_in(tmp_
     it would run every phase it takes part in, none can be checked there; m1 is checked where it
     runs on its own, not in a phase the hosts run together."""
     state, hostvars = installed(tmp_path)
-    hostvars["w1"]["tke_host_read"] = {"rc": 0, "stdout": "4567cdef\n\n"}
+    hostvars["w1"]["__tke_host_read"] = {"rc": 0, "stdout": "4567cdef\n\n"}
     mod = action()
     mod._task.check_mode = True
     result = mod._plan({}, {}, task_vars(state, hostvars))

@@ -97,9 +97,9 @@ def test_orchestration_and_run_vars_are_no_inputs():
     # a run with -e tke_resume=false (or a skip list, a forced phase) must not make the next
     # run redo phases: those steer the run, they are no phase's input
     hv = {"tke_vip": "1.2.3.4", "tke_resume": False, "tke_skip_phases": ["nodes"], "force_phases": "pki",
-          "tke_hooks_dir": "/x", "tke_phase_start": {"run_hosts": ["h1"]}}
-    assert j.input_names(hv, set(hv)) == ["tke_phase_start", "tke_vip"]
-    assert j.input_names(hv, set(hv), exclude={"tke_phase_start"}) == ["tke_vip"]
+          "tke_hooks_dir": "/x", "__tke_phase_start": {"run_hosts": ["h1"]}}
+    assert j.input_names(hv, set(hv)) == ["__tke_phase_start", "tke_vip"]
+    assert j.input_names(hv, set(hv), exclude={"__tke_phase_start"}) == ["tke_vip"]
     # and the real phases' inputs hold them even though the tke role declares them
     assert not j.ORCHESTRATION_VARS & set(j.input_names(j.input_options("pki"), j.input_options("pki")))
 

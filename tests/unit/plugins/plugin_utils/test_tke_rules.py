@@ -78,7 +78,7 @@ def test_masters_schedulable_in_tke_json_exactly_when_kubeadm_leaves_them_untain
     data, templar = render_sample(sample)
     tasks = yaml.safe_load((TOP / "roles" / "control_plane" / "tasks" / "main.yml").read_text())
     facts = next(t["ansible.builtin.set_fact"] for t in tasks if "ansible.builtin.set_fact" in t)
-    taints = templar.template(trust_as_template(facts["control_plane_node"]["taints"]))
+    taints = templar.template(trust_as_template(facts["__control_plane_node"]["taints"]))
     node = {"name": "m1", "advertise_address": "192.0.2.11", "taints": taints}
     cluster = {"control_plane_endpoint": "api.tke.com:6443", "image_repository": "r.tke.com/library",
                "pod_cidr": "10.244.0.0/16", "service_cidr": "10.96.0.0/16"}
