@@ -37,3 +37,15 @@ def test_a_plugins_objects_pull_exactly_its_pinned_images(name):
     used = set(re.findall(r"image: \{\{ network_image_prefix \}\}/\{\{ '([\w-]+)' \| offline_pot\.tke\.pinned_image \}\}", text))
     assert used == {i["name"] for i in kube_images.network_images(name)}
     assert len(re.findall(r"^\s*image:", text, re.M)) == text.count("offline_pot.tke.pinned_image")
+
+
+def test_the_filter_reads_every_folder_and_refuses_a_folder_the_table_lacks(tmp_path):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.offline_pot.tke.plugins.filter.network_plugins import network_plugins
+
+    facts = network_plugins(PLUGINS.parent)
+    assert sorted(facts) == FOLDERS and facts["flannel"]["cni_files"] == ["10-flannel.conflist"]
+    (tmp_path / "plugins" / "flannel").mkdir(parents=True)
+    (tmp_path / "plugins" / "flannel" / "plugin.yml").write_text("cni_files: [a]\n")
+    with pytest.raises(AnsibleFilterError, match=r"the folders in .* \(flannel\) are not the image table's"):
+        network_plugins(tmp_path)
