@@ -14,10 +14,8 @@ the registry makes on every request does not swamp what the clients do), started
 The ways, each timed as the whole step a site would run (wall, the clients' CPU and peak RSS, the
 registries' CPU, the bytes the destination read: what it was sent):
   push       module_utils registry_push.push for every image, storage -> destination, in one Python
-             process (as the registry_push module does; the interpreter's start is counted);
-  push_mount the same with one change made here only (not in the collection): a blob already sent to
-             another repository in this run is mounted from there (cross-repository mount), as
-             skopeo does; the push above sends a layer shared by n images n times;
+             process (as the registry_push module does; the interpreter's start is counted); a blob
+             already sent to another repository in the run is mounted from there, as skopeo does;
   sync       skopeo cannot read the storage (no transport for it): a registry is started on the
              storage (plain HTTP on 127.0.0.1), `skopeo sync --src yaml --dest docker` copies every
              image, the registry is stopped; its start, its CPU and its stop are counted;
@@ -32,7 +30,7 @@ Run from the checkout (root; needs skopeo: `apt-get install --no-install-recomme
 registry binary is docker-registry from PATH, else taken out of `apt-get download docker-registry`),
 with a Python that has ansible-core (tests' venv):
   .cache/venv/bin/python bench/registry_push_bench.py [--images 6] [--base-mb 32] [--own-mb 8] [--rounds 3]
-      [--ways push,push_mount,sync,oci]
+      [--ways push,sync,oci]
 Work files (the storage, made once per parameters; the registries' storage, removed after each run)
 go to .cache/registry-push-bench/. skopeo keeps its blob-info cache in /var/lib/containers/cache (as
 root): it is what lets skopeo mount a blob it sent to another repository, also across processes.
@@ -68,33 +66,16 @@ from harness.certs import registry_tls  # noqa: E402
 
 USER, PASSWORD = "admin", "bench-pw-123"
 TICK = os.sysconf("SC_CLK_TCK")
-WAYS = ("push", "push_mount", "sync", "oci")
+WAYS = ("push", "sync", "oci")
 
 # one Python process pushing every image, as the registry_push module does (argv[1]: JSON job).
-# With mount (this benchmark's variant, not the module's): a blob already sent to another repository
-# of the registry in this run is mounted from there (OCI distribution spec, "Mounting a blob from
-# another repository": POST .../blobs/uploads/?mount=<digest>&from=<repo>, 201) instead of sent again.
 PUSH = """
 import json, sys
 sys.path.insert(0, {collections!r})
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_push as rp
 
-
-class Mounting(rp.Registry):
-    seen = {{}}
-
-    def upload(self, repo, digest, path):
-        other = self.seen.get(digest)
-        if other and other != repo:
-            status, dummy, dummy = self.call("POST", f"/v2/{{repo}}/blobs/uploads/?mount={{digest}}&from={{other}}")
-            if status == 201:
-                return
-        super().upload(repo, digest, path)
-        self.seen[digest] = repo
-
-
 job = json.loads(sys.argv[1])
-reg = (Mounting if {mount} else rp.Registry)(job["base"], job["user"], job["password"], job["ca"])
+reg = rp.Registry(job["base"], job["user"], job["password"], job["ca"])
 print(json.dumps([rp.push(reg, job["root"], i["digest"], i["repo"], i["tag"]) for i in job["images"]]))
 """
 
@@ -250,17 +231,14 @@ class Clients:
 
 
 # --- the ways ---------------------------------------------------------------------------------
-def way_push(ctx, dest, mount=False) -> dict:
+def way_push(ctx, dest) -> dict:
     job = {"base": dest.url, "user": USER, "password": PASSWORD, "ca": str(ctx["tls"] / "ca.crt"),
            "root": str(ctx["storage"]), "images": ctx["images"]}
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     c = Clients()
-    c.run([sys.executable, "-c", PUSH.format(collections=str(TOP / "collections"), mount=mount), json.dumps(job)], env)
+    c.run([sys.executable, "-c", PUSH.format(collections=str(TOP / "collections")), json.dumps(job)], env)
     return {"client_cpu_s": c.cpu, "client_rss_mb": c.rss_mb, "source_cpu_s": 0.0}
 
-
-def way_push_mount(ctx, dest) -> dict:
-    return way_push(ctx, dest, mount=True)
 
 
 def _skopeo_dest(ctx) -> list[str]:
@@ -323,7 +301,7 @@ def one(ctx, way: str, rnd: int) -> dict:
     try:
         for phase in ("fresh", "again"):
             cpu0, read0, t0 = dest.cpu_s(), dest.rchar(), time.monotonic()
-            r = {"push": way_push, "push_mount": way_push_mount, "sync": way_sync, "oci": way_oci}[way](ctx, dest)
+            r = {"push": way_push, "sync": way_sync, "oci": way_oci}[way](ctx, dest)
             r["wall_s"] = time.monotonic() - t0
             r["dest_cpu_s"] = dest.cpu_s() - cpu0
             r["dest_read_mb"] = (dest.rchar() - read0) / 1e6

@@ -9,8 +9,12 @@ onto an existing cluster, docs/components.md): the registry the collection runs 
 storage itself. Protocol (OCI distribution spec, "Push"): a blob is checked with
 HEAD /v2/<name>/blobs/<digest> and, when missing, uploaded monolithically (POST
 /v2/<name>/blobs/uploads/ then PUT <location>?digest=<digest>); manifests are PUT by digest
-(an index's children) and by tag. Authentication: HTTP Basic, or a Bearer token fetched from
-the realm a 401's WWW-Authenticate names (the distribution token protocol).
+(an index's children) and by tag. A blob this run already sent to another repository of the
+registry (a layer images share) is mounted from there ("Mounting a blob from another repository":
+POST .../blobs/uploads/?mount=<digest>&from=<repo>, 201; a registry that does not mount answers
+202 and the blob is sent), not sent again; a blob is streamed from its file. Authentication: HTTP
+Basic, or a Bearer token fetched from the realm a 401's WWW-Authenticate names (the distribution
+token protocol). Measured against skopeo: bench/registry_push_bench.py, docs/site_pack.md.
 """
 from __future__ import annotations
 
@@ -65,6 +69,7 @@ class Registry:
         self.http = Request(ca_path=ca_path, validate_certs=validate_certs, timeout=timeout,
                             http_agent="offline_pot.tke registry_push")
         self.auth = None
+        self.sent = {}  # digest -> a repository this run sent the blob to (mounted from there)
 
     def _basic(self):
         raw = f"{self.username}:{self.password}".encode()
@@ -88,6 +93,8 @@ class Registry:
             h = dict(headers or {})
             if self.auth:
                 h["Authorization"] = self.auth
+            if hasattr(data, "seek"):
+                data.seek(0)  # a file sent again after authenticating
             try:
                 r = self.http.open(method, url, data=data, headers=h)
                 return r.status, r.headers, r.read()
@@ -113,13 +120,18 @@ class Registry:
         return headers.get("Docker-Content-Digest") if status == 200 else None
 
     def upload(self, repo, digest, path):
-        status, headers, dummy = self.call("POST", f"/v2/{repo}/blobs/uploads/")
+        other = self.sent.get(digest)
+        mount = f"?{urlencode({'mount': digest, 'from': other})}" if other and other != repo else ""
+        status, headers, dummy = self.call("POST", f"/v2/{repo}/blobs/uploads/{mount}")
+        if status == 201:  # mounted
+            return
         location = upload_url(self.base, headers.get("Location", ""))
         sep = "&" if "?" in location else "?"
         with open(path, "rb") as f:
-            data = f.read()
-        self.call("PUT", f"{location}{sep}digest={digest}", data=data,
-                  headers={"Content-Type": "application/octet-stream", "Content-Length": str(len(data))})
+            self.call("PUT", f"{location}{sep}digest={digest}", data=f,
+                      headers={"Content-Type": "application/octet-stream",
+                               "Content-Length": str(os.fstat(f.fileno()).st_size)})
+        self.sent[digest] = repo
 
     def put_manifest(self, repo, ref, raw, media):
         self.call("PUT", f"/v2/{repo}/manifests/{ref}", data=raw, headers={"Content-Type": media})

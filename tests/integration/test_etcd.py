@@ -85,7 +85,7 @@ def test_removing_a_member_down_to_an_even_membership_is_refused_naming_the_next
     """remove_node.yml on the 3-member cluster (issue 21, item 8): h3 out would leave 2 members, which
     the next install.yml refuses; refused before anything is touched, naming the counts and what the
     inventory needs, and -e etcd_even=true named as the way to carry it out."""
-    run = run_playbook(REMOVE, cluster, "-e", "node=h3", "-e", "confirm=yes")
+    run = run_playbook(REMOVE, cluster, "-e", "node=h3", "-e", "remove_node_confirm=true")
     out = " ".join(run.output.split())
     assert run.rc != 0, run.explain()
     assert ("not removed, nothing touched: h3: external etcd (group etcd) goes from 3 to 2 members (h1, h2): etcd "

@@ -379,7 +379,7 @@ def test_an_inventory_older_than_the_nodes_is_refused_with_nothing_touched(testh
         assert written(th) == {h: [] for h in th.names}
         # a day-2 playbook that acts on the inventory's version refuses too, before it drains anything
         stamp(th)
-        removal = run_playbook(REMOVE, site["inv"], "-e", "node=h3", "-e", "confirm=yes")
+        removal = run_playbook(REMOVE, site["inv"], "-e", "node=h3", "-e", "remove_node_confirm=true")
         assert removal.rc != 0, removal.explain()
         assert ("tke_k8s_version: the inventory says v1.30.4 but the cluster's nodes run h1: v1.31.1, h2: v1.31.1, "
                 "h3: v1.31.1; remove_node.yml does not change the version a cluster runs") in " ".join(

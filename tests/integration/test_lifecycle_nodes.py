@@ -171,16 +171,16 @@ def test_removal_refused_before_anything_is_touched(six, site, two_workers):
         assert run.total("changed") == 0, run.explain()
         return run
 
-    refused(inv, "-e", "node=h6", reason="Confirm with -e confirm=yes")
+    refused(inv, "-e", "node=h6", reason="confirm with -e remove_node_confirm=true; nothing was touched")
     # h1 is the only etcd member (and a master of three)
-    refused(inv, "-e", "node=h1", "-e", "confirm=yes",
+    refused(inv, "-e", "node=h1", "-e", "remove_node_confirm=true",
             reason="not removed, nothing touched: h1: the last etcd member (the cluster's data would be gone)")
     one_master = site["inventory"](["h1"], ["h2", "h3", "h4", "h5", "h6"], name="one-master.yml")
-    refused(one_master, "-e", "node=h1", "-e", "confirm=yes",
+    refused(one_master, "-e", "node=h1", "-e", "remove_node_confirm=true",
             reason="h1: the last master (the cluster would have no control plane); h1: the last etcd member")
     lost = site["inventory"](["h1", "h2", "h3"], ["h4", "h5", "h6"], name="lost.yml",
                              h6={"ansible_host": six.ip("h1").rsplit(".", 1)[0] + ".99"})
-    refused(lost, "-e", "node=h6", "-e", "confirm=yes",
+    refused(lost, "-e", "node=h6", "-e", "remove_node_confirm=true",
             reason="h6: unreachable - it can be neither drained nor reset; -e force=true removes it")
     # nothing touched: the Nodes as they were (none cordoned), the pods in place, h6's kubelet running
     after = nodes(six)
@@ -202,13 +202,13 @@ def removed(six, site, two_workers):
            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
     made = kubectl(six, "apply -f -", json.dumps(pdb))
     assert made.returncode == 0, made.stderr
-    held = run_playbook(REMOVE, inv, "-e", "node=h6", "-e", "confirm=yes", "-e", "remove_node_drain_timeout=6")
+    held = run_playbook(REMOVE, inv, "-e", "node=h6", "-e", "remove_node_confirm=true", "-e", "remove_node_drain_timeout=6")
     assert held.rc != 0 and "Node h6: timed out after 6 s waiting for pod default/web-1 to be evicted " \
         "(refused: a PodDisruptionBudget holds it)" in flat(held.output), held.explain()
     assert pods_on(six, "h6") == ["agent-h6", "web-1"] and nodes(six)["h6"]["spec"].get("unschedulable")
     assert six.ssh("h6", "systemctl is-active kubelet").stdout.strip() == "active"
     assert kubectl(six, "-n default delete pdb web").returncode == 0
-    run = timed("remove worker h6", REMOVE, inv, "-e", "node=h6", "-e", "confirm=yes")
+    run = timed("remove worker h6", REMOVE, inv, "-e", "node=h6", "-e", "remove_node_confirm=true")
     assert run.rc == 0, run.explain()
     return inv, run
 
@@ -223,7 +223,7 @@ def test_remove_a_worker(six, site, removed):
     journal = json.loads((site["dir"] / ".tke" / "journal.json").read_text())
     assert not [p for p, hosts in journal["phases"].items() if "h6" in hosts], journal["phases"]
     # a second run changes nothing (the Node is gone, the host reset)
-    again = timed("remove worker h6 again", REMOVE, inv, "-e", "node=h6", "-e", "confirm=yes")
+    again = timed("remove worker h6 again", REMOVE, inv, "-e", "node=h6", "-e", "remove_node_confirm=true")
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     # h6 out of the inventory: install.yml tells the remaining hosts, and says which and why
     five = site["inventory"](["h1", "h2", "h3"], ["h4", "h5"])

@@ -79,3 +79,37 @@ def test_upload_url_goes_through_the_address_we_use():
         "https://172.30.11.11:443/v2/a/blobs/uploads/u1?_state=x"
     assert rp.upload_url(base, "/v2/a/blobs/uploads/u1") == "https://172.30.11.11:443/v2/a/blobs/uploads/u1"
     assert rp.upload_url(base, "https://s3.example/bucket/x?sig=1") == "https://s3.example/bucket/x?sig=1"
+
+
+class ScriptedRegistry(rp.Registry):
+    """Registry with its HTTP calls recorded and answered: a POST with ?mount= gets mount_status."""
+
+    def __init__(self, mount_status):
+        super().__init__("https://reg.example:443")
+        self.mount_status, self.log = mount_status, []
+
+    def call(self, method, path, data=None, headers=None, ok=(200, 201, 202, 204)):
+        body = data.read() if hasattr(data, "read") else data
+        self.log.append((method, path, body, (headers or {}).get("Content-Length")))
+        if method == "POST":
+            status = self.mount_status if "mount=" in path else 202
+            return status, {"Location": "/v2/x/blobs/uploads/u1?_state=s"}, b""
+        return 201, {}, b""
+
+
+@pytest.mark.parametrize("mount_status", [201, 202])
+def test_a_blob_sent_to_one_repository_is_mounted_into_the_next(tmp_path, mount_status):
+    blob = tmp_path / "blob"
+    blob.write_bytes(b"shared layer")
+    reg = ScriptedRegistry(mount_status)
+    reg.upload("library/a", "sha256:aa", str(blob))
+    reg.upload("library/b", "sha256:aa", str(blob))
+    reg.upload("library/b", "sha256:bb", str(blob))
+    posts = [p for m, p, *_ in reg.log if m == "POST"]
+    assert posts == ["/v2/library/a/blobs/uploads/",
+                     "/v2/library/b/blobs/uploads/?mount=sha256%3Aaa&from=library%2Fa",
+                     "/v2/library/b/blobs/uploads/"]
+    puts = [(p, body, length) for m, p, body, length in reg.log if m == "PUT"]
+    # the file streamed with its length; a mount the registry refused (202) is sent after all
+    assert puts[0] == ("https://reg.example:443/v2/x/blobs/uploads/u1?_state=s&digest=sha256:aa", b"shared layer", "12")
+    assert len(puts) == (2 if mount_status == 201 else 3)
