@@ -4,9 +4,9 @@
 """A kubeconfig read into the settings one connection needs (pure, unit-tested in
 tests/unit/plugins/module_utils/k8s/test_kubeconfig.py).
 
-Hosts may lack PyYAML, so a kubeconfig is read as JSON, else with PyYAML when importable, else
-with the small block-YAML reader below, which reads what kubeadm and this collection's PKI write
-(block mappings, lists of mappings, plain or quoted scalars, ``{}``/``[]``). Field names are
+A kubeconfig is read as JSON, else as YAML with PyYAML: on the controller it comes with
+ansible-core, on the masters (where the k8s_* modules read the admin kubeconfig) the control_plane
+phase installs it from the site pack (python3-yaml). Field names are
 client-go's (k8s.io/client-go/tools/clientcmd/api/v1/types.go): clusters[].cluster.server,
 certificate-authority(-data), insecure-skip-tls-verify; users[].user.client-certificate(-data),
 client-key(-data), token, tokenFile; contexts[].context.cluster/user; current-context.
@@ -16,85 +16,10 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 
 
 class KubeconfigError(Exception):
     pass
-
-
-def _scalar(text):
-    text = text.strip()
-    if text in ("", "~", "null"):
-        return None
-    if text == "{}":
-        return {}
-    if text == "[]":
-        return []
-    if text in ("true", "false"):
-        return text == "true"
-    if text[0] == '"':
-        return json.loads(text)
-    if text[0] == "'":
-        return text[1:-1].replace("''", "'")
-    if re.fullmatch(r"-?\d+", text):
-        return int(text)
-    return text
-
-
-def _split_key(line):
-    m = re.match(r"^([^:#'\"]+|\"[^\"]*\"|'[^']*'):(\s+(.*))?$", line)
-    if not m:
-        raise KubeconfigError(f"cannot read line {line!r}")
-    key = m.group(1).strip().strip("'\"")
-    return key, (m.group(3) or "").strip()
-
-
-def _parse_block(lines, i, indent):
-    """Parse lines[i:] at this indent; return (value, next index)."""
-    if lines[i][1].startswith("- ") or lines[i][1] == "-":
-        out = []
-        while i < len(lines) and lines[i][0] == indent and (lines[i][1].startswith("- ") or lines[i][1] == "-"):
-            rest = lines[i][1][2:] if lines[i][1] != "-" else ""
-            if not rest:
-                value, i = _parse_block(lines, i + 1, lines[i + 1][0])
-                out.append(value)
-                continue
-            if ":" in rest and not rest.startswith(("'", '"')):
-                # a mapping that starts on the dash line: its keys sit at indent + 2
-                lines[i] = (indent + 2, rest)
-                value, i = _parse_block(lines, i, indent + 2)
-                out.append(value)
-            else:
-                out.append(_scalar(rest))
-                i += 1
-        return out, i
-    out = {}
-    while i < len(lines) and lines[i][0] == indent:
-        key, rest = _split_key(lines[i][1])
-        i += 1
-        if rest:
-            out[key] = _scalar(rest)
-        elif i < len(lines) and (lines[i][0] > indent or (lines[i][0] == indent and lines[i][1].startswith("- "))):
-            out[key], i = _parse_block(lines, i, lines[i][0])
-        else:
-            out[key] = None
-    return out, i
-
-
-def _mini_yaml(text):
-    lines = []
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#") or stripped == "---":
-            continue
-        lines.append((len(raw) - len(raw.lstrip(" ")), stripped))
-    if not lines:
-        return {}
-    value, i = _parse_block(lines, 0, lines[0][0])
-    if i != len(lines):
-        raise KubeconfigError(f"cannot read line {lines[i][1]!r}")
-    return value
 
 
 def load(text):
@@ -103,10 +28,15 @@ def load(text):
         data = json.loads(text)
     except ValueError:
         try:
-            import yaml  # optional on hosts
-            data = yaml.safe_load(text)
+            import yaml
         except ImportError:
-            data = _mini_yaml(text)
+            raise KubeconfigError(
+                "it is YAML and this host's Python has no yaml module (PyYAML): the control_plane phase "
+                "installs it on the masters from the site pack (control_plane_yaml_package, python3-yaml)") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise KubeconfigError(f"not YAML: {e}") from None
     if not isinstance(data, dict):
         raise KubeconfigError("not a kubeconfig (a mapping is expected)")
     return data

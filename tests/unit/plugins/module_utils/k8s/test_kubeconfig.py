@@ -1,6 +1,7 @@
 import base64
 import json
 import os
+import sys
 
 import pytest
 
@@ -36,18 +37,24 @@ users:
 """
 
 
-def test_mini_yaml_reads_what_kubeadm_writes_like_pyyaml():
-    yaml = pytest.importorskip("yaml")
-    assert kubeconfig._mini_yaml(KUBEADM_ADMIN) == yaml.safe_load(KUBEADM_ADMIN)
+def test_yaml_is_read_with_pyyaml_and_a_host_without_it_is_told_how_to_get_it(monkeypatch):
+    assert kubeconfig.load(KUBEADM_ADMIN)["current-context"] == "kubernetes-admin@global"
+    assert kubeconfig.load('{"kind": "Config"}') == {"kind": "Config"}  # JSON needs no PyYAML
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml raises ImportError
+    assert kubeconfig.load('{"kind": "Config"}') == {"kind": "Config"}
+    with pytest.raises(kubeconfig.KubeconfigError, match="no yaml module .*control_plane_yaml_package, python3-yaml"):
+        kubeconfig.load(KUBEADM_ADMIN)
 
 
-def test_mini_yaml_quoted_scalars_and_comments():
-    text = "# c\na: 'it''s'\nb: \"x: y\"\nc:\n  - 1\n  - two\nd: true\ne: ~\n"
-    assert kubeconfig._mini_yaml(text) == {"a": "it's", "b": "x: y", "c": [1, "two"], "d": True, "e": None}
+def test_not_a_kubeconfig():
+    with pytest.raises(kubeconfig.KubeconfigError, match="not YAML"):
+        kubeconfig.load("a: [b")
+    with pytest.raises(kubeconfig.KubeconfigError, match="a mapping is expected"):
+        kubeconfig.load("- a")
 
 
 def test_connection_of_the_current_context_with_inline_keys():
-    conn = kubeconfig.connection(kubeconfig._mini_yaml(KUBEADM_ADMIN))
+    conn = kubeconfig.connection(kubeconfig.load(KUBEADM_ADMIN))
     assert conn["server"] == "https://api.tke.com:6443"
     assert conn["ca"] == {"data": CA} and conn["cert"] == {"data": CERT} and conn["key"] == {"data": KEY}
     assert conn["token"] is None and conn["insecure"] is False
@@ -77,7 +84,7 @@ def test_json_kubeconfig_with_files_relative_to_its_directory(tmp_path):
     (lambda d: d["users"][0]["user"].update({"client-key-data": "%%%"}), "not base64"),
 ])
 def test_connection_errors_name_the_part(mutate, message):
-    doc = kubeconfig._mini_yaml(KUBEADM_ADMIN)
+    doc = kubeconfig.load(KUBEADM_ADMIN)
     mutate(doc)
     with pytest.raises(kubeconfig.KubeconfigError, match=message):
         kubeconfig.connection(doc)
@@ -91,6 +98,6 @@ def test_unreadable_kubeconfig_names_the_file(tmp_path):
 def test_reads_the_kubeconfigs_the_pki_phase_writes():
     from ansible_collections.offline_pot.tke.plugins.plugin_utils.k8s_pki import render_kubeconfig
     text = render_kubeconfig("global", "https://api.tke.com:6443", CA, "kubernetes-admin", CERT, KEY)
-    conn = kubeconfig.connection(kubeconfig._mini_yaml(text))
+    conn = kubeconfig.connection(kubeconfig.load(text))
     assert (conn["server"], conn["ca"], conn["cert"], conn["key"]) == (
         "https://api.tke.com:6443", {"data": CA}, {"data": CERT}, {"data": KEY})
