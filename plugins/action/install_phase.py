@@ -224,8 +224,12 @@ class ActionModule(ActionModuleBase):
                 skipped.append({"phase": entry.name, "skip_hosts": {**decision["skip"], **cannot},
                                 "msg": ij.banner(entry.name, decision, cannot)})
         # the phases' fingerprints, which their starts take from here (__tke_plan) rather than compute again
+        # what each phase's play leaves out of its host pattern (playbooks/phase.yml): every host of a
+        # phase no host runs, the hosts where check mode cannot check it
+        leave_out = {x["phase"]: ":!all" for x in skipped}
+        leave_out.update({p: "".join(f":!{h}" for h in hs) for p, hs in unchecked.items() if p not in leave_out})
         result.update(changed=False, skip_phases=[x["phase"] for x in skipped], plan=skipped, run_phases=run,
-                      fingerprints=computed, unchecked=unchecked,
+                      fingerprints=computed, unchecked=unchecked, leave_out=leave_out,
                       unchecked_hosts={h: f"would run {', '.join(p)} here; not checked (check mode: "
                                           "why, in each phase's line above)" for h, p in unchecked_hosts.items()},
                       msg=[x["msg"] for x in skipped if x["phase"] not in unchecked] + preview

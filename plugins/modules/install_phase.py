@@ -162,7 +162,14 @@ unchecked:
   description: >-
     Check mode: phase -> the hosts that would run it but on which it cannot be checked, because its
     work or an earlier phase's is not there yet (docs/install.md, "Preview with --check"); the
-    phase's play leaves them out (C(__tke_plan_unchecked)). Empty in a real run.
+    phase's play leaves them out (C(leave_out)). Empty in a real run.
+  returned: state=plan
+  type: dict
+leave_out:
+  description: >-
+    Phase -> what its play leaves out of its host pattern (C(:!all) for a phase no host runs,
+    C(:!h1:!h2) for the hosts check mode cannot check it on): roles/tke/tasks/plan.yml sets it on
+    localhost as C(__tke_plan_leave_out), which playbooks/phase.yml's plays append to their hosts.
   returned: state=plan
   type: dict
 unchecked_hosts:

@@ -77,6 +77,8 @@ def test_what_a_start_would_run_is_planned_and_nothing_else(tmp_path):
     # (the network phase runs together: on both hosts)
     assert result["run_phases"] == {"network": ["m1", "w1"]}
     assert result["skip_phases"] == [n for n in PHASES if n != "network"]
+    # what the phases' plays leave out of their hosts: every host of the phases no host runs
+    assert result["leave_out"] == {n: ":!all" for n in PHASES if n != "network"}
     # a host that lost its record of a phase (wiped) runs it again
     state, hostvars = installed(tmp_path / "b")
     hostvars["w1"]["__tke_host_read"]["stdout"] = hostvars["w1"]["__tke_host_read"]["stdout"].replace(f"{RECORDS}/nodes:", "x:")
@@ -143,6 +145,12 @@ def test_check_mode_leaves_a_host_out_of_the_phases_it_cannot_be_checked_in(tmp_
     assert {p for p, hosts in result["unchecked"].items() if "m1" in hosts} == {
         p for p in w1 if p != "precheck" and ij.runs_together(p)}
     assert result["unchecked"]["network"] == ["m1", "w1"] and "network" in result["skip_phases"]
+    # the plays leave out every host of a phase checked on none (w1's alone, or run together)
+    assert result["leave_out"] == {p: ":!all" for p in result["skip_phases"]}
+    # m1's own host_init changed: checked there, and its play leaves out w1 only
+    hostvars["m1"]["host_init_ntp_servers"] = ["192.0.2.123"]
+    result = mod._plan({}, {}, task_vars(state, hostvars))
+    assert result["run_phases"]["host_init"] == ["m1"] and result["leave_out"]["host_init"] == ":!w1"
     line = next(x["msg"] for x in result["plan"] if x["phase"] == "network")
     assert "check mode, not checked on w1 (offline not done there yet)" in line
     assert "check mode, not checked on m1 (runs together with w1)" in line
