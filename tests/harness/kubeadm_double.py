@@ -36,17 +36,23 @@ VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "ref
 
 
 def load(version: str, monkeypatch):
-    """The kubeadm double's script as a Python module acting as kubeadm `version` (1.30 ... 1.32),
-    for unit tests on the controller; its per-version tables are imported afresh each time."""
+    """The kubeadm double's program as a Python module acting as kubeadm `version` (1.30 ... 1.35),
+    for unit tests on the controller. The modules beside it (the per-version tables, and the
+    sub-commands' modules that read them) are imported afresh each time, and each is an attribute of
+    the returned module (double.<module>.<name>: where a unit test reads or monkeypatches a name)."""
     import sys
     monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
     sys.path.insert(0, str(DOUBLE))
-    for name in [n for n in sys.modules if n.startswith("cli_v1_")] + ["kubeadm_types"]:
+    names = sorted(p.stem for p in DOUBLE.glob("*.py"))
+    for name in names:
         sys.modules.pop(name, None)
     loader = importlib.machinery.SourceFileLoader(f"kubeadm_double_{version}", str(DOUBLE / "kubeadm"))
     spec = importlib.util.spec_from_loader(loader.name, loader)
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
+    for name in names:
+        if name in sys.modules:
+            setattr(mod, name, sys.modules[name])
     return mod
 
 

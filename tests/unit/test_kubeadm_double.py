@@ -54,7 +54,7 @@ def _kind(docs, kind):
 
 def _fails(double, tmp_path, docs, message, want="init"):
     with pytest.raises(double.Fail) as e:
-        double.load_config(_write(tmp_path, docs), want)
+        double.config_load.load_config(_write(tmp_path, docs), want)
     assert message in str(e.value)
     return str(e.value)
 
@@ -62,21 +62,21 @@ def _fails(double, tmp_path, docs, message, want="init"):
 # ---------------------------------------------------------------- what the collection renders
 @pytest.mark.parametrize("etcd", [{"local": {}}, {"external": {"endpoints": ["https://192.0.2.21:2379"]}}])
 def test_double_accepts_rendered_init_configuration(double, tmp_path, etcd, capsys):
-    docs = double.load_config(_write(tmp_path, _init(etcd=etcd)), "init")
+    docs = double.config_load.load_config(_write(tmp_path, _init(etcd=etcd)), "init")
     assert set(docs) == {"InitConfiguration", "ClusterConfiguration", "KubeletConfiguration", "KubeProxyConfiguration"}
     assert "strict decoding error" not in capsys.readouterr().err  # every field is one of v1beta3's
 
 
 def test_double_accepts_rendered_join_configuration(double, tmp_path, capsys):
-    docs = double.load_config(_write(tmp_path, kc.build("join", "1.30.4", {}, NODE, JOIN)), "join")
+    docs = double.config_load.load_config(_write(tmp_path, kc.build("join", "1.30.4", {}, NODE, JOIN)), "join")
     assert docs["JoinConfiguration"]["controlPlane"]["certificateKey"] == "b" * 64
     assert "strict decoding error" not in capsys.readouterr().err
 
 
 def test_double_as_1_31_accepts_the_rendered_v1beta4_configuration(double131, tmp_path, capsys):
-    docs = double131.load_config(_write(tmp_path, _init("1.31.1")), "init")
+    docs = double131.config_load.load_config(_write(tmp_path, _init("1.31.1")), "init")
     assert docs["InitConfiguration"]["nodeRegistration"]["kubeletExtraArgs"] == []
-    join = double131.load_config(_write(tmp_path, kc.build("join", "1.31.1", {}, NODE, JOIN)), "join")
+    join = double131.config_load.load_config(_write(tmp_path, kc.build("join", "1.31.1", {}, NODE, JOIN)), "join")
     assert join["JoinConfiguration"]["controlPlane"]["certificateKey"] == "b" * 64
     assert "strict decoding error" not in capsys.readouterr().err
 
@@ -87,7 +87,7 @@ def test_kubeadm_1_30_rejects_the_1_31_api(double, tmp_path):
 
 
 def test_kubeadm_1_31_warns_about_the_deprecated_v1beta3(double131, tmp_path, capsys):
-    double131.load_config(_write(tmp_path, _init("1.30.4")), "init")
+    double131.config_load.load_config(_write(tmp_path, _init("1.30.4")), "init")
     assert 'your configuration file uses a deprecated API spec: "kubeadm.k8s.io/v1beta3"' in capsys.readouterr().err
 
 
@@ -107,7 +107,7 @@ def test_a_1_31_feature_gate_is_refused_by_1_30_and_accepted_by_1_31(double, dou
                                    "ControlPlaneKubeletLocalMode is not a valid feature name.")
     docs131 = _init("1.31.1")
     _kind(docs131, "ClusterConfiguration")["featureGates"] = {"ControlPlaneKubeletLocalMode": True}
-    assert double131.load_config(_write(tmp_path, docs131), "init")["ClusterConfiguration"]["featureGates"]
+    assert double131.config_load.load_config(_write(tmp_path, docs131), "init")["ClusterConfiguration"]["featureGates"]
 
 
 def test_a_deprecated_feature_gate_is_not_a_valid_feature_name(double, tmp_path):
@@ -177,7 +177,7 @@ def test_all_may_not_be_combined_with_other_preflight_errors(double, tmp_path, f
 def test_v1beta4_fields_in_a_v1beta3_document_are_warned_and_dropped(double, tmp_path, capsys):
     docs = _init()
     _kind(docs, "InitConfiguration").update(timeouts={"controlPlaneComponentHealthCheck": "4m"}, dryRun=True)
-    got = double.load_config(_write(tmp_path, docs), "init")["InitConfiguration"]
+    got = double.config_load.load_config(_write(tmp_path, docs), "init")["InitConfiguration"]
     assert "timeouts" not in got and "dryRun" not in got
     assert ('error unmarshaling configuration schema.GroupVersionKind{Group:"kubeadm.k8s.io", Version:"v1beta3", '
             'Kind:"InitConfiguration"}: strict decoding error: unknown field "timeouts", unknown field "dryRun"'
@@ -196,7 +196,7 @@ def test_a_typo_inside_a_nested_object_is_warned_and_ignored(double, tmp_path, c
     for key in where:
         node = node[key]
     node[path.rsplit(".", 1)[1]] = "x"
-    got = double.load_config(_write(tmp_path, docs), "init")
+    got = double.config_load.load_config(_write(tmp_path, docs), "init")
     assert f'strict decoding error: unknown field "{path}"' in capsys.readouterr().err
     node = got[kind]
     for key in where:
@@ -207,7 +207,7 @@ def test_a_typo_inside_a_nested_object_is_warned_and_ignored(double, tmp_path, c
 def test_an_unknown_top_level_field_only_warns(double, tmp_path, capsys):
     docs = _init()
     _kind(docs, "ClusterConfiguration")["clusterNmae"] = "x"
-    double.load_config(_write(tmp_path, docs), "init")
+    double.config_load.load_config(_write(tmp_path, docs), "init")
     assert 'Kind:"ClusterConfiguration"}: strict decoding error: unknown field "clusterNmae"' in capsys.readouterr().err
 
 
@@ -221,7 +221,7 @@ def test_a_value_of_the_wrong_type_fails_decoding(double, tmp_path):
 def test_a_cri_socket_without_scheme_is_prefixed_with_a_warning(double, tmp_path, capsys):
     docs = _init()
     _kind(docs, "InitConfiguration")["nodeRegistration"]["criSocket"] = "/run/containerd/containerd.sock"
-    got = double.load_config(_write(tmp_path, docs), "init")
+    got = double.config_load.load_config(_write(tmp_path, docs), "init")
     assert got["InitConfiguration"]["nodeRegistration"]["criSocket"] == "unix:///run/containerd/containerd.sock"
     assert ('Usage of CRI endpoints without URL scheme is deprecated and can cause kubelet errors in the future. '
             'Automatically prepending scheme "unix" to the "criSocket" with value "/run/containerd/containerd.sock"'
@@ -283,9 +283,9 @@ def test_certs_sa_reads_the_configuration_from_1_31(double131):
 @pytest.fixture
 def join_host(double, tmp_path, monkeypatch):
     """/etc/kubernetes of a joining worker under tmp_path; kubelet's systemd state answered."""
-    monkeypatch.setattr(double, "K8S", str(tmp_path / "k8s"))
-    monkeypatch.setattr(double, "PKI", str(tmp_path / "k8s" / "pki"))
-    monkeypatch.setattr(double, "_service_kubelet", lambda: ([], []))
+    monkeypatch.setattr(double.common, "K8S", str(tmp_path / "k8s"))
+    monkeypatch.setattr(double.common, "PKI", str(tmp_path / "k8s" / "pki"))
+    monkeypatch.setattr(double.preflight, "_service_kubelet", lambda: ([], []))
     (tmp_path / "k8s" / "pki").mkdir(parents=True)
     docs = kc.build("join", "1.30.4", {}, NODE, {**JOIN, "control_plane": False, "certificate_key": None})
     join = _kind(docs, "JoinConfiguration")
@@ -296,7 +296,7 @@ def join_host(double, tmp_path, monkeypatch):
 
 def _preflight(double, join, ignore=()):
     with pytest.raises(double.Fail) as e:
-        double.join_preflight(join, {"name": "localhost"}, set(ignore))
+        double.preflight.join_preflight(join, {"name": "localhost"}, set(ignore))
     return str(e.value)
 
 
@@ -310,9 +310,9 @@ def test_join_preflight_refuses_a_bootstrap_kubeconfig_and_a_ca_already_there(jo
     assert f"\t[ERROR FileAvailable-{k8s}-bootstrap-kubelet.conf]: {tmp_path}/k8s/bootstrap-kubelet.conf already exists" in text
     assert f"\t[ERROR FileAvailable-{k8s}-pki-ca.crt]: {tmp_path}/k8s/pki/ca.crt already exists" in text
     # named checks are ignored case-insensitively (their errors become warnings), 'all' ignores all
-    double.join_preflight(join, {"name": "localhost"}, {f"fileavailable-{k8s}-bootstrap-kubelet.conf",
-                                                        f"fileavailable-{k8s}-pki-ca.crt"})
-    double.join_preflight(join, {"name": "localhost"}, {"all"})
+    double.preflight.join_preflight(join, {"name": "localhost"}, {f"fileavailable-{k8s}-bootstrap-kubelet.conf",
+                                                                  f"fileavailable-{k8s}-pki-ca.crt"})
+    double.preflight.join_preflight(join, {"name": "localhost"}, {"all"})
 
 
 def test_join_preflight_refuses_a_busy_kubelet_port(join_host):
@@ -328,13 +328,13 @@ def test_join_preflight_refuses_a_busy_kubelet_port(join_host):
         assert "\t[ERROR Port-10250]: Port 10250 is in use" in _preflight(double, join)
     finally:
         busy.close()
-    double.join_preflight(join, {"name": "localhost"}, set())
+    double.preflight.join_preflight(join, {"name": "localhost"}, set())
 
 
 def test_join_preflight_of_a_control_plane_node_needs_a_control_plane_endpoint(join_host, monkeypatch):
     double, join = join_host
     join["controlPlane"] = {"localAPIEndpoint": {"advertiseAddress": "192.0.2.11", "bindPort": 6443}}
-    monkeypatch.setattr(double, "discover", lambda j: (None, None, {"kubernetesVersion": "v1.30.4"}, None))
+    monkeypatch.setattr(double.cluster_api, "discover", lambda j: (None, None, {"kubernetesVersion": "v1.30.4"}, None))
     assert "unable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint " \
            "address" in _preflight(double, join)
 
@@ -344,7 +344,7 @@ def test_join_preflight_checks_the_control_plane_files_and_ports(join_host, tmp_
     join["controlPlane"] = {"localAPIEndpoint": {"advertiseAddress": "192.0.2.11", "bindPort": 6443}}
     cluster = {"kubernetesVersion": "v1.30.4", "controlPlaneEndpoint": "api.tke.com:6443",
                "etcd": {"local": {"dataDir": str(tmp_path / "etcd")}}}
-    monkeypatch.setattr(double, "discover", lambda j: (None, None, cluster, None))
+    monkeypatch.setattr(double.cluster_api, "discover", lambda j: (None, None, cluster, None))
     (tmp_path / "k8s" / "manifests").mkdir()
     (tmp_path / "k8s" / "manifests" / "etcd.yaml").write_text("x")
     (tmp_path / "etcd").mkdir()
@@ -366,7 +366,7 @@ def test_join_preflight_checks_ip_forwarding_for_an_ip_endpoint(join_host, monke
             return __import__("io").StringIO("0\n")
         return real_open(path, *a, **kw)
     monkeypatch.setattr("builtins.open", fake_open)
-    double.join_preflight(join, {"name": "localhost"}, set())  # api.tke.com: no forwarding check
+    double.preflight.join_preflight(join, {"name": "localhost"}, set())  # api.tke.com: no forwarding check
     assert not seen
     join = copy.deepcopy(join)
     join["discovery"]["bootstrapToken"]["apiServerEndpoint"] = "192.0.2.10:6443"
@@ -375,14 +375,14 @@ def test_join_preflight_checks_ip_forwarding_for_an_ip_endpoint(join_host, monke
 
 
 def test_1_31_prints_the_preflight_report_and_fails_shortly(double131, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(double131, "K8S", str(tmp_path))
-    monkeypatch.setattr(double131, "_service_kubelet", lambda: ([], []))
+    monkeypatch.setattr(double131.common, "K8S", str(tmp_path))
+    monkeypatch.setattr(double131.preflight, "_service_kubelet", lambda: ([], []))
     (tmp_path / "kubelet.conf").write_text("x")
     docs = kc.build("join", "1.31.1", {}, NODE, {**JOIN, "control_plane": False, "certificate_key": None})
     join = _kind(docs, "JoinConfiguration")
     join["caCertPath"] = str(tmp_path / "ca.crt")
     with pytest.raises(double131.Fail, match="^preflight checks failed$"):
-        double131.join_preflight(join, {"name": "localhost"}, set())
+        double131.preflight.join_preflight(join, {"name": "localhost"}, set())
     assert f"{tmp_path}/kubelet.conf already exists" in capsys.readouterr().err
 
 
@@ -455,9 +455,9 @@ def test_kubelet_finalize_sub_phases_per_release(double, double131, double132):
 
 
 def test_double_as_1_32_accepts_its_configuration_and_refuses_a_1_30_control_plane(double132, tmp_path, capsys):
-    docs = double132.load_config(_write(tmp_path, _init("1.32.13")), "init")
+    docs = double132.config_load.load_config(_write(tmp_path, _init("1.32.13")), "init")
     assert docs["ClusterConfiguration"]["kubernetesVersion"] == "v1.32.13"
-    join = double132.load_config(_write(tmp_path, kc.build("join", "1.32.13", {}, NODE, JOIN)), "join")
+    join = double132.config_load.load_config(_write(tmp_path, kc.build("join", "1.32.13", {}, NODE, JOIN)), "join")
     assert join["JoinConfiguration"]["controlPlane"]["certificateKey"] == "b" * 64
     assert "strict decoding error" not in capsys.readouterr().err
     _fails(double132, tmp_path, _init("1.30.4"), "control plane version >= 1.31.0. Current version: v1.30.4")
@@ -470,7 +470,7 @@ def test_a_1_32_feature_gate_is_refused_by_1_31_and_accepted_by_1_32(double131, 
         if d is double131:
             _fails(d, tmp_path, docs, "NodeLocalCRISocket is not a valid feature name.")
         else:
-            assert d.load_config(_write(tmp_path, docs), "init")["ClusterConfiguration"]["featureGates"]
+            assert d.config_load.load_config(_write(tmp_path, docs), "init")["ClusterConfiguration"]["featureGates"]
 
 
 def test_print_manifest_mixes_with_config_from_1_32(double131, double132):

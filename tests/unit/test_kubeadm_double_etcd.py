@@ -62,7 +62,7 @@ CLUSTER = {"kubernetesVersion": "v1.30.4", "imageRepository": "registry.tke.com/
 def double(request, monkeypatch, tmp_path):
     mod = kubeadm_double.load(request.param, monkeypatch)
     monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
-    monkeypatch.setattr(mod, "K8S", str(tmp_path / "k8s"))
+    monkeypatch.setattr(mod.common, "K8S", str(tmp_path / "k8s"))
     (tmp_path / "k8s" / "manifests").mkdir(parents=True)
     fake = tmp_path / "etcdctl"
     fake.write_text(FAKE.replace("#!PYTHON", "#!" + sys.executable))
@@ -73,19 +73,19 @@ def double(request, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_ETCD", str(tmp_path / "etcd.json"))
     mod.etcd = lambda: json.loads((tmp_path / "etcd.json").read_text())
     (tmp_path / "etcd.json").write_text(json.dumps({"members": [M1], "calls": []}))
-    monkeypatch.setattr(mod, "cluster_get", lambda kubeconfig, path, what: NODES if path == "/api/v1/nodes" else
+    monkeypatch.setattr(mod.cluster_api, "cluster_get", lambda kubeconfig, path, what: NODES if path == "/api/v1/nodes" else
                         {"data": {"ClusterConfiguration": yaml.safe_dump(CLUSTER)}})
     mod.tmp = tmp_path
     return mod
 
 
 def _command(mod):
-    pod = yaml.safe_load(open(f"{mod.K8S}/manifests/etcd.yaml"))
+    pod = yaml.safe_load(open(f"{mod.common.K8S}/manifests/etcd.yaml"))
     return pod, dict(a[2:].split("=", 1) for a in pod["spec"]["containers"][0]["command"][1:])
 
 
 def test_the_init_manifest_is_kubeadms(double):
-    double.phase_etcd(CLUSTER, {"name": "m1", "address": "192.0.2.11"})
+    double.static_pods.phase_etcd(CLUSTER, {"name": "m1", "address": "192.0.2.11"})
     pod, a = _command(double)
     assert pod["metadata"]["annotations"] == {"kubeadm.kubernetes.io/etcd.advertise-client-urls": "https://192.0.2.11:2379"}
     assert a["listen-client-urls"] == "https://127.0.0.1:2379,https://192.0.2.11:2379"
@@ -93,12 +93,12 @@ def test_the_init_manifest_is_kubeadms(double):
     assert a["initial-cluster"] == "m1=https://192.0.2.11:2380" and "initial-cluster-state" not in a
     assert a["quota-backend-bytes"] == "6442450944" and a["listen-metrics-urls"] == "http://127.0.0.1:2381"
     assert {v["name"]: v["hostPath"]["path"] for v in pod["spec"]["volumes"]} == {
-        "etcd-data": "/var/lib/etcd", "etcd-certs": f"{double.PKI}/etcd"}
+        "etcd-data": "/var/lib/etcd", "etcd-certs": f"{double.common.PKI}/etcd"}
 
 
 def test_a_control_plane_join_adds_a_learner_promotes_it_and_waits(double, monkeypatch, capsys):
     monkeypatch.setattr(double.os, "makedirs", lambda *a, **kw: None)
-    double.join_stacked_etcd(CLUSTER, {"name": "m2", "address": "192.0.2.12"}, "admin.conf")
+    double.cmd_join.join_stacked_etcd(CLUSTER, {"name": "m2", "address": "192.0.2.12"}, "admin.conf")
     _pod, a = _command(double)
     assert a["initial-cluster"] == "m1=https://192.0.2.11:2380,m2=https://192.0.2.12:2380"
     assert a["initial-cluster-state"] == "existing"
@@ -126,22 +126,22 @@ def test_learner_mode_is_on_unless_the_gate_is_off(double):
 def test_reset_removes_the_member_then_cleans_the_data(double, monkeypatch, capsys):
     data = double.tmp / "data"
     (data / "member").mkdir(parents=True)
-    double.phase_etcd({**CLUSTER, "etcd": {"local": {"dataDir": str(data)}}}, {"name": "m2", "address": "192.0.2.12"})
+    double.static_pods.phase_etcd({**CLUSTER, "etcd": {"local": {"dataDir": str(data)}}}, {"name": "m2", "address": "192.0.2.12"})
     (double.tmp / "k8s" / "manifests" / "kube-apiserver.yaml").write_text(yaml.safe_dump(
         {"spec": {"containers": [{"command": ["kube-apiserver", "--advertise-address=192.0.2.12"]}]}}))
     (double.tmp / "k8s" / "admin.conf").write_text("x")
     m2 = {"ID": 18, "name": "m2", "peerURLs": ["https://192.0.2.12:2380"], "clientURLs": ["https://192.0.2.12:2379"]}
     (double.tmp / "etcd.json").write_text(json.dumps({"members": [M1, m2], "calls": []}))
-    monkeypatch.setattr(double, "STATE", str(double.tmp / "state.json"))
-    monkeypatch.setattr(double, "APISERVER_STORE", str(double.tmp / "store.json"))
-    double.run_reset(["phase", "remove-etcd-member"])
+    monkeypatch.setattr(double.common, "STATE", str(double.tmp / "state.json"))
+    monkeypatch.setattr(double.cmd_reset, "APISERVER_STORE", str(double.tmp / "store.json"))
+    double.cmd_reset.run_reset(["phase", "remove-etcd-member"])
     assert [m["name"] for m in double.etcd()["members"]] == ["m1"]
     assert not any(data.iterdir())
     # the only member left, reached at its own client URL, is not removed
-    double.phase_etcd({**CLUSTER, "etcd": {"local": {"dataDir": str(data)}}}, {"name": "m1", "address": "192.0.2.11"})
+    double.static_pods.phase_etcd({**CLUSTER, "etcd": {"local": {"dataDir": str(data)}}}, {"name": "m1", "address": "192.0.2.11"})
     (double.tmp / "k8s" / "manifests" / "kube-apiserver.yaml").write_text(yaml.safe_dump(
         {"spec": {"containers": [{"command": ["kube-apiserver", "--advertise-address=192.0.2.11"]}]}}))
-    double.run_reset(["phase", "remove-etcd-member"])
+    double.cmd_reset.run_reset(["phase", "remove-etcd-member"])
     assert [m["name"] for m in double.etcd()["members"]] == ["m1"]
     assert "Failed to remove etcd member" not in capsys.readouterr().err
 

@@ -61,10 +61,10 @@ def test_etcd_learner_mode_is_no_gate_of_1_33_and_a_1_31_control_plane_is_refuse
     bad = tmp_path / "gate.yaml"
     bad.write_text(kc.HEADER + kc.dump_documents(docs))
     with pytest.raises(d133.Fail, match="EtcdLearnerMode is not a valid feature name."):
-        d133.load_config(str(bad), "init")
-    assert d133.load_config(path, "init")["ClusterConfiguration"]["kubernetesVersion"] == "v1.33.13"
+        d133.config_load.load_config(str(bad), "init")
+    assert d133.config_load.load_config(path, "init")["ClusterConfiguration"]["kubernetesVersion"] == "v1.33.13"
     with pytest.raises(d133.Fail, match="control plane version >= 1.32.0. Current version: v1.31.1"):
-        d133.load_config(_config(tmp_path, "init", "1.31.1"), "init")
+        d133.config_load.load_config(_config(tmp_path, "init", "1.31.1"), "init")
 
 
 # ---------------------------------------------------------------- the local mode
@@ -72,11 +72,11 @@ def test_etcd_learner_mode_is_no_gate_of_1_33_and_a_1_31_control_plane_is_refuse
 def host(tmp_path, monkeypatch):
     """/etc/kubernetes under tmp_path for a double module (the CA made by init's certs phase)."""
     def prepare(d, version):
-        monkeypatch.setattr(d, "K8S", str(tmp_path / "k8s"))
-        monkeypatch.setattr(d, "PKI", str(tmp_path / "k8s" / "pki"))
+        monkeypatch.setattr(d.common, "K8S", str(tmp_path / "k8s"))
+        monkeypatch.setattr(d.common, "PKI", str(tmp_path / "k8s" / "pki"))
         (tmp_path / "k8s" / "manifests").mkdir(parents=True, exist_ok=True)
-        docs = d.load_config(_config(tmp_path, "init", version), "init")
-        d.run_init("certs all", {}, docs)
+        docs = d.config_load.load_config(_config(tmp_path, "init", version), "init")
+        d.cmd_init.run_init("certs all", {}, docs)
         return docs
     return prepare
 
@@ -90,7 +90,7 @@ def test_init_points_the_first_masters_kubelet_at_its_own_api_server_from_1_33(v
                                                                                tmp_path):
     d = _load(version, monkeypatch)
     docs = host(d, {"1.32": "1.32.13", "1.33": "1.33.13"}[version])
-    d.run_init("kubeconfig all", {}, docs)
+    d.cmd_init.run_init("kubeconfig all", {}, docs)
     assert _server(tmp_path / "k8s" / "kubelet.conf") == server
     assert _server(tmp_path / "k8s" / "admin.conf") == "https://api.tke.com:6443"
 
@@ -100,26 +100,26 @@ def test_an_existing_kubeconfig_is_kept_warned_about_another_server_and_refused_
     ca = (tmp_path / "k8s" / "pki" / "ca.crt").read_bytes()
     kubelet = tmp_path / "k8s" / "kubelet.conf"
     kubelet.write_text(render_kubeconfig("kubernetes", "https://api.tke.com:6443", ca, "system:node:m1", b"c", b"k"))
-    d133.run_init("kubeconfig all", {}, docs)
+    d133.cmd_init.run_init("kubeconfig all", {}, docs)
     assert _server(kubelet) == "https://api.tke.com:6443"
     assert (f'a kubeconfig file "{kubelet}" exists already but has an unexpected API Server URL: expected: '
             "https://192.0.2.11:6443, got: https://api.tke.com:6443") in (tmp_path / "warnings.log").read_text()
     kubelet.write_text(render_kubeconfig("kubernetes", "https://192.0.2.11:6443", b"another CA", "u", b"c", b"k"))
     with pytest.raises(d133.Fail, match="exists already but has got the wrong CA cert"):
-        d133.run_init("kubeconfig all", {}, docs)
+        d133.cmd_init.run_init("kubeconfig all", {}, docs)
 
 
 def _join(d, tmp_path, monkeypatch, version):
     """A joining master: discovery answered with the cluster's configuration, no systemd, the
     etcd member's join recorded instead of done."""
-    docs = d.load_config(_config(tmp_path, "join", version), "join")
+    docs = d.config_load.load_config(_config(tmp_path, "join", version), "join")
     ca = (tmp_path / "k8s" / "pki" / "ca.crt").read_bytes()
     cluster = {"kubernetesVersion": f"v{version}", "controlPlaneEndpoint": "api.tke.com:6443"}
-    monkeypatch.setattr(d, "discover", lambda join: ("https://api.tke.com:6443", ca, cluster, {}))
-    monkeypatch.setattr(d, "write_kubelet_files", lambda *a: None)
-    monkeypatch.setattr(d, "kubelet_healthy", lambda: True)
+    monkeypatch.setattr(d.cluster_api, "discover", lambda join: ("https://api.tke.com:6443", ca, cluster, {}))
+    monkeypatch.setattr(d.kubelet_files, "write_kubelet_files", lambda *a: None)
+    monkeypatch.setattr(d.cmd_join, "kubelet_healthy", lambda: True)
     etcd = []
-    monkeypatch.setattr(d, "join_stacked_etcd", lambda *a: etcd.append("member added"))
+    monkeypatch.setattr(d.cmd_join, "join_stacked_etcd", lambda *a: etcd.append("member added"))
     return docs, etcd
 
 
@@ -129,16 +129,16 @@ def test_a_1_33_join_adds_the_etcd_member_in_etcd_join_and_bootstraps_the_kubele
     host(d133, "1.33.13")
     docs, etcd = _join(d133, tmp_path, monkeypatch, "1.33.13")
     k8s = tmp_path / "k8s"
-    d133.run_join("kubelet-start", {}, docs)
+    d133.cmd_join.run_join("kubelet-start", {}, docs)
     # no waiting for the TLS bootstrap: the kubelet bootstraps against this master's own API server
     assert "Waiting for the kubelet to perform the TLS Bootstrap" not in capsys.readouterr().out
     assert _server(k8s / "bootstrap-kubelet.conf") == "https://192.0.2.11:6443"
     assert not (k8s / "kubelet.conf").exists()
-    d133.run_join("control-plane-join all", {}, docs)
+    d133.cmd_join.run_join("control-plane-join all", {}, docs)
     assert etcd == []                       # the etcd sub-phase runs only with the gate off
-    d133.run_join("etcd-join", {}, docs)
+    d133.cmd_join.run_join("etcd-join", {}, docs)
     assert etcd == ["member added"]
-    d133.run_join("kubelet-wait-bootstrap", {}, docs)
+    d133.cmd_join.run_join("kubelet-wait-bootstrap", {}, docs)
     assert _server(k8s / "kubelet.conf") == "https://192.0.2.11:6443"
     assert not (k8s / "bootstrap-kubelet.conf").exists()
 
@@ -146,21 +146,21 @@ def test_a_1_33_join_adds_the_etcd_member_in_etcd_join_and_bootstraps_the_kubele
 def test_the_gate_turned_off_keeps_1_32s_join(d133, host, tmp_path, monkeypatch):
     host(d133, "1.33.13")
     docs, etcd = _join(d133, tmp_path, monkeypatch, "1.33.13")
-    discovered = d133.discover(None)
+    discovered = d133.cluster_api.discover(None)
     discovered[2]["featureGates"] = {"ControlPlaneKubeletLocalMode": False}
-    d133.run_join("etcd-join", {}, docs)
-    d133.run_join("kubelet-wait-bootstrap", {}, docs)
+    d133.cmd_join.run_join("etcd-join", {}, docs)
+    d133.cmd_join.run_join("kubelet-wait-bootstrap", {}, docs)
     assert etcd == [] and not (tmp_path / "k8s" / "kubelet.conf").exists()
-    d133.run_join("kubelet-start", {}, docs)
+    d133.cmd_join.run_join("kubelet-start", {}, docs)
     assert _server(tmp_path / "k8s" / "kubelet.conf") == "https://api.tke.com:6443"
-    d133.run_join("control-plane-join etcd", {}, docs)
+    d133.cmd_join.run_join("control-plane-join etcd", {}, docs)
     assert etcd == ["member added"]
 
 
 def test_a_1_32_join_keeps_the_etcd_member_in_control_plane_join(d132, host, tmp_path, monkeypatch):
     host(d132, "1.32.13")
     docs, etcd = _join(d132, tmp_path, monkeypatch, "1.32.13")
-    d132.run_join("control-plane-join all", {}, docs)
+    d132.cmd_join.run_join("control-plane-join all", {}, docs)
     assert etcd == ["member added"]
 
 
@@ -171,13 +171,13 @@ def test_upgrade_points_a_masters_kubelet_at_its_own_api_server_as_the_collectio
     finds nothing to restore."""
     k8s = tmp_path / "k8s"
     (k8s / "manifests").mkdir(parents=True)
-    monkeypatch.setattr(d133, "K8S", str(k8s))
+    monkeypatch.setattr(d133.common, "K8S", str(k8s))
     (k8s / "manifests" / "kube-apiserver.yaml").write_text(yaml.safe_dump({"spec": {"containers": [{"command": [
         "kube-apiserver", "--advertise-address=192.0.2.12", "--secure-port=6443"]}]}}))
     ca, cert, key = b"-----CA-----\n", b"-----CERT-----\n", b"-----KEY-----\n"
     (k8s / "kubelet.conf").write_text(render_kubeconfig("kubernetes", "https://api.tke.com:6443", ca,
                                                         "system:node:m2", cert, key))
-    d133.upgrade_kubelet_local_mode(dry_run=False)
+    d133.cmd_upgrade.upgrade_kubelet_local_mode(dry_run=False)
     assert (k8s / "kubelet.conf").read_text() == render_kubeconfig("kubernetes", "https://192.0.2.12:6443", ca,
                                                                    "system:node:m2", cert, key)
     assert oct((k8s / "kubelet.conf").stat().st_mode & 0o777) == "0o600"
@@ -193,9 +193,9 @@ def test_kubeadm_join_with_the_others_skipped_runs_the_hidden_phases_in_order(d1
     host(d133, "1.33.13")
     _join(d133, tmp_path, monkeypatch, "1.33.13")
     ran = []
-    real = d133.run_join
-    monkeypatch.setattr(d133, "run_join", lambda phase, *a: (ran.append(phase), real(phase, *a)))
-    monkeypatch.setattr(d133, "cluster_get", lambda *a: {"items": []})
+    real = d133.cmd_join.run_join
+    monkeypatch.setattr(d133.cmd_join, "run_join", lambda phase, *a: (ran.append(phase), real(phase, *a)))
+    monkeypatch.setattr(d133.cluster_api, "cluster_get", lambda *a: {"items": []})
     checked = []
     monkeypatch.setattr(d133.etcd_member, "Client", lambda *a: types.SimpleNamespace(
         wait_available=lambda: checked.append("etcd healthy")))
@@ -210,7 +210,7 @@ def test_kubeadm_join_with_the_others_skipped_runs_the_hidden_phases_in_order(d1
     assert "This node has joined the cluster." in capsys.readouterr().out
     # a sub-phase skipped alone: its siblings run one by one
     ran.clear()
-    monkeypatch.setattr(d133, "run_join", lambda phase, *a: ran.append(phase))
+    monkeypatch.setattr(d133.cmd_join, "run_join", lambda phase, *a: ran.append(phase))
     d133.main(["join", "--config", path, "--skip-phases", "preflight,control-plane-prepare/download-certs,check-etcd,"
                "kubelet-start,etcd-join,kubelet-wait-bootstrap,control-plane-join,wait-control-plane"])
     assert ran == ["control-plane-prepare certs", "control-plane-prepare kubeconfig", "control-plane-prepare control-plane"]

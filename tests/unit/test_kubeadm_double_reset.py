@@ -23,21 +23,21 @@ def node(request, monkeypatch, tmp_path):
         (k8s / f).write_text("x")
     (kubelet / "pki").mkdir(parents=True)
     (kubelet / "config.yaml").write_text("x")
-    monkeypatch.setattr(mod, "K8S", str(k8s))
-    monkeypatch.setattr(mod, "KUBELET_DIR", str(kubelet))
-    monkeypatch.setattr(mod, "STATE", str(tmp_path / "state.json"))
-    monkeypatch.setattr(mod, "APISERVER_STORE", str(tmp_path / "store.json"))
+    monkeypatch.setattr(mod.common, "K8S", str(k8s))
+    monkeypatch.setattr(mod.common, "KUBELET_DIR", str(kubelet))
+    monkeypatch.setattr(mod.common, "STATE", str(tmp_path / "state.json"))
+    monkeypatch.setattr(mod.cmd_reset, "APISERVER_STORE", str(tmp_path / "store.json"))
     monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
     calls = []
-    monkeypatch.setattr(mod.subprocess, "run", lambda argv, **kw: calls.append(argv) or
+    monkeypatch.setattr(mod.cmd_reset.subprocess, "run", lambda argv, **kw: calls.append(argv) or
                         type("R", (), {"returncode": 0})())
     mod.calls, mod.tmp, mod.version = calls, tmp_path, request.param
     return mod
 
 
 def _reset(mod, *args):
-    cert_dir = f"{mod.K8S}/pki"
-    return mod.run_reset(list(args) + (["--cert-dir", cert_dir] if "phase" not in args else []))
+    cert_dir = f"{mod.common.K8S}/pki"
+    return mod.cmd_reset.run_reset(list(args) + (["--cert-dir", cert_dir] if "phase" not in args else []))
 
 
 def test_reset_removes_what_kubeadm_reset_removes(node, capsys):
@@ -58,7 +58,7 @@ def test_stacked_etcd_member_data_is_cleaned(node, capsys):
     pod = {"spec": {"containers": [{"command": ["etcd", f"--data-dir={data}"]}]}}
     (node.tmp / "etc-kubernetes" / "manifests" / "etcd.yaml").write_text(yaml.safe_dump(pod))
     (node.tmp / "state.json").write_text("{}")
-    node.run_reset(["phase", "remove-etcd-member"])
+    node.cmd_reset.run_reset(["phase", "remove-etcd-member"])
     assert data.is_dir() and not any(data.iterdir())
     assert not (node.tmp / "state.json").exists()   # the double's stand-in for the stacked etcd's data
     assert f"[reset] Deleted contents of the etcd data directory: {data}" in capsys.readouterr().out
@@ -90,24 +90,24 @@ def test_without_force_it_asks(node, monkeypatch):
 ])
 def test_refused_like_kubeadm(node, args, message):
     with pytest.raises(node.Fail, match=message.replace("(", r"\(")):
-        node.run_reset(args)
+        node.cmd_reset.run_reset(args)
 
 
 def test_phase_aliases(node):
-    node.run_reset(["phase", "cleanupnode", "--cert-dir", f"{node.K8S}/pki"])
+    node.cmd_reset.run_reset(["phase", "cleanupnode", "--cert-dir", f"{node.common.K8S}/pki"])
     assert not (node.tmp / "etc-kubernetes" / "admin.conf").exists()
-    node.run_reset(["phase", "pre-flight", "-f"])
+    node.cmd_reset.run_reset(["phase", "pre-flight", "-f"])
 
 
 def test_config_is_a_v1beta4_reset_configuration(node, tmp_path):
     cfg = tmp_path / "reset.yaml"
     cfg.write_text(yaml.safe_dump({"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ResetConfiguration",
-                                   "force": True, "certificatesDir": f"{node.K8S}/pki", "cleanupTmpDir": True}))
+                                   "force": True, "certificatesDir": f"{node.common.K8S}/pki", "cleanupTmpDir": True}))
     if node.version == "1.30":   # v1beta4 is not served by kubeadm 1.30
         with pytest.raises(node.Fail, match='no kind "ResetConfiguration" is registered for version'):
-            node.run_reset(["--config", str(cfg)])
+            node.cmd_reset.run_reset(["--config", str(cfg)])
         return
-    node.run_reset(["--config", str(cfg)])
+    node.cmd_reset.run_reset(["--config", str(cfg)])
     assert not any((node.tmp / "etc-kubernetes" / "tmp").iterdir())
     with pytest.raises(node.Fail, match=r"can not mix '--config' with arguments \[force\]"):
-        node.run_reset(["--config", str(cfg), "--force"])
+        node.cmd_reset.run_reset(["--config", str(cfg), "--force"])

@@ -7,27 +7,27 @@ from harness.kubeadm_double import main_error as _fail
 
 
 def test_one_minor_at_a_time(d131):
-    assert d131.version_policy("v1.30.4", "v1.31.1", {"h1": "v1.30.4"}) == ([], [])
-    mandatory, dummy = d131.version_policy("v1.29.8", "v1.31.1", {})
+    assert d131.cmd_upgrade.version_policy("v1.30.4", "v1.31.1", {"h1": "v1.30.4"}) == ([], [])
+    mandatory, dummy = d131.cmd_upgrade.version_policy("v1.29.8", "v1.31.1", {})
     assert mandatory == ['Specified version to upgrade to "v1.31.1" is too high; kubeadm can upgrade only 1 minor '
                          'version at a time']
 
 
 def test_kubeadm_older_than_the_target_is_refused(d130):
-    mandatory, dummy = d130.version_policy("v1.30.4", "v1.31.1", {})
+    mandatory, dummy = d130.cmd_upgrade.version_policy("v1.30.4", "v1.31.1", {})
     assert mandatory == ['Specified version to upgrade to "v1.31.1" is at least one minor release higher than the '
                          'kubeadm minor release (31 > 30). Such an upgrade is not supported']
 
 
 def test_too_old_kubelets_and_newer_kubeadm_are_skippable(d131):
-    dummy, skippable = d131.version_policy("v1.30.4", "v1.30.4", {"h1": "v1.26.0"})
+    dummy, skippable = d131.cmd_upgrade.version_policy("v1.30.4", "v1.30.4", {"h1": "v1.26.0"})
     assert "Kubeadm version v1.31.1 can only be used to upgrade to Kubernetes version 1.31" in skippable
     assert "There are kubelets in this cluster that are too old that have these versions [v1.26.0]" in skippable
 
 
 def test_fatal_message_form(d131, capsys):
     with pytest.raises(d131.Fail) as e:
-        d131.enforce_version_policy("v1.29.8", "v1.31.1", {}, force=True)
+        d131.cmd_upgrade.enforce_version_policy("v1.29.8", "v1.31.1", {}, force=True)
     assert str(e.value).startswith("[upgrade/version] FATAL: the --version argument is invalid due to these fatal "
                                    "errors:\n\n\t- Specified version to upgrade to \"v1.31.1\" is too high")
 
@@ -36,15 +36,15 @@ def test_upload_moves_the_configuration_to_v1beta4(d131):
     cluster = {"apiVersion": "kubeadm.k8s.io/v1beta3", "kind": "ClusterConfiguration", "kubernetesVersion": "v1.30.4",
                "apiServer": {"extraArgs": {"audit-log-maxage": "30"}, "timeoutForControlPlane": "4m0s"},
                "controllerManager": {"extraArgs": {"node-cidr-mask-size": "24"}}}
-    new = d131.to_upload_api(cluster, "v1.31.1")
+    new = d131.cmd_upgrade.to_upload_api(cluster, "v1.31.1")
     assert new["apiVersion"] == "kubeadm.k8s.io/v1beta4" and new["kubernetesVersion"] == "v1.31.1"
     assert new["apiServer"] == {"extraArgs": [{"name": "audit-log-maxage", "value": "30"}]}
     assert new["controllerManager"]["extraArgs"] == [{"name": "node-cidr-mask-size", "value": "24"}]
 
 
 def test_upload_stays_v1beta3_on_1_30(d130):
-    new = d130.to_upload_api({"apiVersion": "kubeadm.k8s.io/v1beta3", "kind": "ClusterConfiguration",
-                              "apiServer": {"extraArgs": {"a": "b"}}}, "v1.30.5")
+    new = d130.cmd_upgrade.to_upload_api({"apiVersion": "kubeadm.k8s.io/v1beta3", "kind": "ClusterConfiguration",
+                                          "apiServer": {"extraArgs": {"a": "b"}}}, "v1.30.5")
     assert new["apiVersion"] == "kubeadm.k8s.io/v1beta3" and new["apiServer"]["extraArgs"] == {"a": "b"}
 
 
@@ -64,12 +64,12 @@ def test_node_takes_config_from_1_31(d130, monkeypatch):
 
 
 def test_1_32_upgrades_from_1_31_only(d132):
-    assert d132.version_policy("v1.31.1", "v1.32.13", {"h1": "v1.31.1"}) == ([], [])
-    mandatory, dummy = d132.version_policy("v1.30.4", "v1.32.13", {})
+    assert d132.cmd_upgrade.version_policy("v1.31.1", "v1.32.13", {"h1": "v1.31.1"}) == ([], [])
+    mandatory, dummy = d132.cmd_upgrade.version_policy("v1.30.4", "v1.32.13", {})
     assert mandatory == ['Specified version to upgrade to "v1.32.13" is too high; kubeadm can upgrade only 1 minor '
                          'version at a time']
-    assert d132.to_upload_api({"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration"},
-                              "v1.32.13")["apiVersion"] == "kubeadm.k8s.io/v1beta4"
+    assert d132.cmd_upgrade.to_upload_api({"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration"},
+                                          "v1.32.13")["apiVersion"] == "kubeadm.k8s.io/v1beta4"
 
 
 def test_1_32_upgrade_flags_and_phases(d131, d132):

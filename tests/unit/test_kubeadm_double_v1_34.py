@@ -40,8 +40,8 @@ def test_every_error_starts_with_error_from_1_34():
 @pytest.fixture
 def kubelet_dir(tmp_path, monkeypatch):
     def prepare(d):
-        monkeypatch.setattr(d, "KUBELET_DIR", str(tmp_path))
-        monkeypatch.setattr(d.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1))  # no systemd
+        monkeypatch.setattr(d.common, "KUBELET_DIR", str(tmp_path))
+        monkeypatch.setattr(d.kubelet_files.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1))  # no systemd
         return tmp_path
     return prepare
 
@@ -56,7 +56,7 @@ def test_kubelet_start_writes_the_nodes_cri_endpoint_in_instance_config_from_1_3
         for f in k.iterdir():
             f.unlink()
         cluster = {"kubernetesVersion": d.CLI.VERSION}
-        d.write_kubelet_files({"maxPods": 256}, _node(), "registry.tke.com/library", cluster)
+        d.kubelet_files.write_kubelet_files({"maxPods": 256}, _node(), "registry.tke.com/library", cluster)
         env = (k / "kubeadm-flags.env").read_text()
         config = yaml.safe_load((k / "config.yaml").read_text())
         assert config["maxPods"] == 256
@@ -73,14 +73,14 @@ def test_kubelet_start_writes_the_nodes_cri_endpoint_in_instance_config_from_1_3
 
 def test_an_upgrade_to_1_34_moves_the_flag_into_instance_config(d134, kubelet_dir, monkeypatch, tmp_path):
     k = kubelet_dir(d134)
-    monkeypatch.setattr(d134, "K8S", str(tmp_path / "k8s"))
+    monkeypatch.setattr(d134.common, "K8S", str(tmp_path / "k8s"))
     (k / "kubeadm-flags.env").write_text('KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/c.sock '
                                          '--pod-infra-container-image=r/pause:3.10 --node-ip=192.0.2.11"\n')
     (k / "config.yaml").write_text("kind: KubeletConfiguration\n")
     cm = {"data": {"kubelet": yaml.safe_dump({"apiVersion": "kubelet.config.k8s.io/v1beta1",
                                               "kind": "KubeletConfiguration", "maxPods": 110})}}
-    monkeypatch.setattr(d134, "cluster_get", lambda *a: cm)
-    d134.upgrade_kubelet_config("/k", False, {"kubernetesVersion": "v1.33.13"})
+    monkeypatch.setattr(d134.cluster_api, "cluster_get", lambda *a: cm)
+    d134.cmd_upgrade.upgrade_kubelet_config("/k", False, {"kubernetesVersion": "v1.33.13"})
     assert (k / "kubeadm-flags.env").read_text() == \
         'KUBELET_KUBEADM_ARGS="--pod-infra-container-image=r/pause:3.10 --node-ip=192.0.2.11"\n'
     assert (k / "instance-config.yaml").read_text() == 'containerRuntimeEndpoint: "unix:///run/c.sock"\n'
@@ -88,12 +88,12 @@ def test_an_upgrade_to_1_34_moves_the_flag_into_instance_config(d134, kubelet_di
     assert (config["maxPods"], config["containerRuntimeEndpoint"]) == (110, "unix:///run/c.sock")
     # a second upgrade keeps the node's file (it exists) and the flags file as it is
     (k / "instance-config.yaml").write_text('containerRuntimeEndpoint: "unix:///run/other.sock"\n')
-    d134.upgrade_kubelet_config("/k", False, {"kubernetesVersion": "v1.34.10"})
+    d134.cmd_upgrade.upgrade_kubelet_config("/k", False, {"kubernetesVersion": "v1.34.10"})
     assert yaml.safe_load((k / "config.yaml").read_text())["containerRuntimeEndpoint"] == "unix:///run/other.sock"
     (k / "kubeadm-flags.env").write_text("garbage\n")
     (k / "instance-config.yaml").unlink()
     with pytest.raises(d134.Fail, match='does not contain the  expected prefix "KUBELET_KUBEADM_ARGS="'):
-        d134.upgrade_kubelet_config("/k", False, {"kubernetesVersion": "v1.34.10"})
+        d134.cmd_upgrade.upgrade_kubelet_config("/k", False, {"kubernetesVersion": "v1.34.10"})
 
 
 def test_the_etcd_manifest_names_the_releases_etcd_and_its_flags(d133, d134, tmp_path, monkeypatch):
@@ -101,9 +101,9 @@ def test_the_etcd_manifest_names_the_releases_etcd_and_its_flags(d133, d134, tmp
                                               "--experimental-watch-progress-notify-interval=5s"]),
                           (d134, "3.6.5-0", ["--feature-gates=InitialCorruptCheck=true",
                                              "--watch-progress-notify-interval=5s"])):
-        monkeypatch.setattr(d, "K8S", str(tmp_path))
+        monkeypatch.setattr(d.common, "K8S", str(tmp_path))
         (tmp_path / "manifests").mkdir(exist_ok=True)
-        d.phase_etcd({"etcd": {"local": {}}}, {"name": "m1", "address": "192.0.2.11"})
+        d.static_pods.phase_etcd({"etcd": {"local": {}}}, {"name": "m1", "address": "192.0.2.11"})
         pod = yaml.safe_load((tmp_path / "manifests" / "etcd.yaml").read_text())
         c = pod["spec"]["containers"][0]
         assert c["image"] == f"registry.k8s.io/etcd:{tag}"

@@ -67,7 +67,7 @@ def test_the_1_35_table(d135):
     assert cli.GATE_DEFAULTS == {"ControlPlaneKubeletLocalMode": True, "NodeLocalCRISocket": True}
     assert cli.JOIN_WORKFLOW == ("preflight", "control-plane-prepare", "check-etcd", "kubelet-start", "etcd-join",
                                  "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane")
-    assert "1.35" in d135._acting.ACTS_AS
+    assert "1.35" in d135.acting.ACTS_AS
     # apply and node take --ignore-preflight-errors (their 1.35 preflight honours it)
     assert "ignore-preflight-errors" in cli.UPGRADE["apply"] and "ignore-preflight-errors" in cli.UPGRADE["node"]
 
@@ -75,37 +75,37 @@ def test_the_1_35_table(d135):
 def test_wait_for_all_control_plane_components_is_an_unknown_gate_of_1_35(d134, d135, tmp_path):
     path = _init(tmp_path, featureGates={"WaitForAllControlPlaneComponents": True})
     with pytest.raises(d135.Fail) as e:
-        d135.load_config(path, "init")
+        d135.config_load.load_config(path, "init")
     assert str(e.value) == ('featureGates: Invalid value: map[string]bool{"WaitForAllControlPlaneComponents":true}: '
                             "WaitForAllControlPlaneComponents is not a valid feature name." + STACK_HINT)
-    assert d134.load_config(_init(tmp_path, "v1.34.10", featureGates={"WaitForAllControlPlaneComponents": True}),
-                            "init")["ClusterConfiguration"]["featureGates"] == {"WaitForAllControlPlaneComponents": True}
+    assert d134.config_load.load_config(_init(tmp_path, "v1.34.10", featureGates={"WaitForAllControlPlaneComponents": True}),
+                                        "init")["ClusterConfiguration"]["featureGates"] == {"WaitForAllControlPlaneComponents": True}
     with pytest.raises(d135.Fail, match="control plane version >= 1.34.0. Current version: v1.33.13"):
-        d135.load_config(_init(tmp_path, "v1.33.13"), "init")
+        d135.config_load.load_config(_init(tmp_path, "v1.33.13"), "init")
 
 
 def test_the_local_mode_gate_is_locked_on_in_1_35(d134, d135):
     off = {"featureGates": {"ControlPlaneKubeletLocalMode": False}}
-    assert d135.local_mode(off) is True
-    assert d134.local_mode(off) is False
-    assert d135.gate_on({}, "WaitForAllControlPlaneComponents") is False    # no such gate: never on, no crash
+    assert d135.config_load.local_mode(off) is True
+    assert d134.config_load.local_mode(off) is False
+    assert d135.config_load.gate_on({}, "WaitForAllControlPlaneComponents") is False    # no such gate: never on, no crash
 
 
 def test_etcd_external_http_endpoints_are_a_field_of_1_35(d134, d135, tmp_path):
     external = {"external": {"endpoints": ["https://192.0.2.30:2379"], "httpEndpoints": ["http://192.0.2.30:2381"],
                              "caFile": "/etc/etcd/ca.crt", "certFile": "/etc/etcd/c.crt", "keyFile": "/etc/etcd/c.key"}}
     warnings = tmp_path / "warnings.log"
-    docs = d135.load_config(_init(tmp_path, etcd=external), "init")
+    docs = d135.config_load.load_config(_init(tmp_path, etcd=external), "init")
     assert docs["ClusterConfiguration"]["etcd"]["external"]["httpEndpoints"] == ["http://192.0.2.30:2381"]
     assert not warnings.exists()
-    docs = d134.load_config(_init(tmp_path, "v1.34.10", etcd=external), "init")
+    docs = d134.config_load.load_config(_init(tmp_path, "v1.34.10", etcd=external), "init")
     assert "httpEndpoints" not in docs["ClusterConfiguration"]["etcd"]["external"]
     assert ('error unmarshaling configuration schema.GroupVersionKind{Group:"kubeadm.k8s.io", Version:"v1beta4", '
             'Kind:"ClusterConfiguration"}: strict decoding error: unknown field "etcd.external.httpEndpoints"') \
         in warnings.read_text()
     with pytest.raises(d135.Fail, match="json: cannot unmarshal string into Go struct field ExternalEtcd"):
-        d135.load_config(_init(tmp_path, etcd={"external": {"endpoints": ["https://e:2379"], "httpEndpoints": "x"}}),
-                         "init")
+        d135.config_load.load_config(_init(tmp_path, etcd={"external": {"endpoints": ["https://e:2379"], "httpEndpoints": "x"}}),
+                                     "init")
 
 
 # ---------------------------------------------------------------- join phases
@@ -129,7 +129,7 @@ def test_control_plane_join_etcd_is_hidden_in_1_35_but_named_in_skip_phases(d134
 
 
 def _discovered(d, monkeypatch, **cluster):
-    monkeypatch.setattr(d, "discover", lambda join: ("https://api.tke.com:6443", b"CA", {
+    monkeypatch.setattr(d.cluster_api, "discover", lambda join: ("https://api.tke.com:6443", b"CA", {
         "kubernetesVersion": "v1.35.7", "controlPlaneEndpoint": "api.tke.com:6443", **cluster}, {}))
 
 
@@ -137,27 +137,27 @@ def test_kubelet_wait_bootstrap_runs_and_control_plane_join_adds_no_member_in_1_
     """With the gate set to false in the cluster's configuration: locked on, so still the local mode."""
     _discovered(d135, monkeypatch, featureGates={"ControlPlaneKubeletLocalMode": False})
     ran = []
-    monkeypatch.setattr(d135, "wait_bootstrap", lambda: ran.append("wait-bootstrap"))
-    monkeypatch.setattr(d135, "join_stacked_etcd", lambda *a: ran.append("member added"))
-    monkeypatch.setattr(d135, "mark_control_plane", lambda *a: ran.append("marked"))
-    docs = d135.load_config(_join(tmp_path, control_plane=True), "join")
+    monkeypatch.setattr(d135.cmd_join, "wait_bootstrap", lambda: ran.append("wait-bootstrap"))
+    monkeypatch.setattr(d135.cmd_join, "join_stacked_etcd", lambda *a: ran.append("member added"))
+    monkeypatch.setattr(d135.cmd_init, "mark_control_plane", lambda *a: ran.append("marked"))
+    docs = d135.config_load.load_config(_join(tmp_path, control_plane=True), "join")
     d135.main(["join", "phase", "kubelet-wait-bootstrap", "--config", _join(tmp_path, control_plane=True)])
     assert ran == ["wait-bootstrap"]
-    d135.run_join("control-plane-join all", {}, docs)
+    d135.cmd_join.run_join("control-plane-join all", {}, docs)
     assert ran == ["wait-bootstrap", "marked"]
-    d135.run_join("etcd-join", {}, docs)
+    d135.cmd_join.run_join("etcd-join", {}, docs)
     assert ran == ["wait-bootstrap", "marked", "member added"]
 
 
 def test_join_wait_control_plane_of_1_35_waits_on_masters_only(d135, tmp_path, monkeypatch, capsys):
     def no_discovery(join):
         raise AssertionError("a worker's wait-control-plane discovers nothing")
-    monkeypatch.setattr(d135, "discover", no_discovery)
-    d135.run_join("wait-control-plane", {}, d135.load_config(_join(tmp_path), "join"))
+    monkeypatch.setattr(d135.cluster_api, "discover", no_discovery)
+    d135.cmd_join.run_join("wait-control-plane", {}, d135.config_load.load_config(_join(tmp_path), "join"))
     assert capsys.readouterr().out == ""
     _discovered(d135, monkeypatch)
     with pytest.raises(d135.Fail) as e:
-        d135.run_join("wait-control-plane", {}, d135.load_config(_join(tmp_path, control_plane=True), "join"))
+        d135.cmd_join.run_join("wait-control-plane", {}, d135.config_load.load_config(_join(tmp_path, control_plane=True), "join"))
     assert str(e.value) == "the double does not wait for the control-plane components (the collection waits itself)"
 
 
@@ -167,8 +167,8 @@ def kubelet_dir(tmp_path, monkeypatch):
     def prepare(d):
         k = tmp_path / "kubelet"
         k.mkdir(exist_ok=True)
-        monkeypatch.setattr(d, "KUBELET_DIR", str(k))
-        monkeypatch.setattr(d.subprocess, "run", lambda *a, **kw: d.subprocess.CompletedProcess(a, 1))  # no systemd
+        monkeypatch.setattr(d.common, "KUBELET_DIR", str(k))
+        monkeypatch.setattr(d.kubelet_files.subprocess, "run", lambda *a, **kw: d.kubelet_files.subprocess.CompletedProcess(a, 1))  # no systemd
         return k
     return prepare
 
@@ -179,14 +179,14 @@ def _node(**kubelet_args):
 
 def test_kubeadm_flags_env_has_no_pod_infra_container_image_from_1_35(d134, d135, kubelet_dir):
     k = kubelet_dir(d135)
-    d135.write_kubelet_files({}, _node(), "registry.tke.com/library", {"kubernetesVersion": "v1.35.7"})
+    d135.kubelet_files.write_kubelet_files({}, _node(), "registry.tke.com/library", {"kubernetesVersion": "v1.35.7"})
     assert (k / "kubeadm-flags.env").read_text() == 'KUBELET_KUBEADM_ARGS=""\n'
-    d135.write_kubelet_files({}, _node(**{"node-ip": "192.0.2.21", "register-with-taints": "a=b:NoSchedule"}),
-                             "registry.tke.com/library", {"kubernetesVersion": "v1.35.7"})
+    d135.kubelet_files.write_kubelet_files({}, _node(**{"node-ip": "192.0.2.21", "register-with-taints": "a=b:NoSchedule"}),
+                                           "registry.tke.com/library", {"kubernetesVersion": "v1.35.7"})
     assert (k / "kubeadm-flags.env").read_text() == \
         'KUBELET_KUBEADM_ARGS="--node-ip=192.0.2.21 --register-with-taints=a=b:NoSchedule"\n'
     k = kubelet_dir(d134)
-    d134.write_kubelet_files({}, _node(), "registry.tke.com/library", {"kubernetesVersion": "v1.34.10"})
+    d134.kubelet_files.write_kubelet_files({}, _node(), "registry.tke.com/library", {"kubernetesVersion": "v1.34.10"})
     assert (k / "kubeadm-flags.env").read_text() == \
         'KUBELET_KUBEADM_ARGS="--pod-infra-container-image=registry.tke.com/library/pause:3.9"\n'
 
@@ -224,12 +224,12 @@ def test_installed_versions_come_from_the_binaries_on_path(d135, tmp_path, monke
         (bin_ / name).write_text(f"#!/bin/sh\necho '{text}'\n")
         (bin_ / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_}:{os.environ['PATH']}")
-    assert d135.kubelet_version() == (1, 34, 10)
-    assert d135.containerd_version() == (1, 6, 20)
+    assert d135.preflight.kubelet_version() == (1, 34, 10)
+    assert d135.preflight.containerd_version() == (1, 6, 20)
     (bin_ / "containerd").write_text("#!/bin/sh\necho 'containerd github.com/containerd/containerd/v2 v2.1.4 75cb2b7'\n")
-    assert d135.containerd_version() == (2, 1, 4)
+    assert d135.preflight.containerd_version() == (2, 1, 4)
     (bin_ / "kubelet").write_text("#!/bin/sh\nexit 1\n")
-    assert d135.kubelet_version() is None
+    assert d135.preflight.kubelet_version() is None
 
 
 # ---------------------------------------------------------------- preflight: SystemVerification, ContainerRuntimeVersion
@@ -238,17 +238,17 @@ def host(d135, tmp_path, monkeypatch):
     """A joining worker whose every other check passes: cgroup v1, kubelet 1.35.7, containerd 1.7.24 unless
     set otherwise."""
     state = {"unified": False, "kubelet": (1, 35, 7), "containerd": (1, 7, 24)}
-    monkeypatch.setattr(d135, "K8S", str(tmp_path / "k8s"))
-    monkeypatch.setattr(d135, "PKI", str(tmp_path / "k8s" / "pki"))
+    monkeypatch.setattr(d135.common, "K8S", str(tmp_path / "k8s"))
+    monkeypatch.setattr(d135.common, "PKI", str(tmp_path / "k8s" / "pki"))
     monkeypatch.setattr(d135.os, "geteuid", lambda: 0)
     monkeypatch.setattr(d135.os, "uname", lambda: os.uname_result(("Linux", "w1", "6.1.0-40-amd64", "#1", "x86_64")))
-    monkeypatch.setattr(d135, "_swap", lambda: ([], []))
-    monkeypatch.setattr(d135, "_hostname", lambda name: ([], []))
-    monkeypatch.setattr(d135, "_service_kubelet", lambda: ([], []))
-    monkeypatch.setattr(d135, "_port_free", lambda port: True)
+    monkeypatch.setattr(d135.preflight, "_swap", lambda: ([], []))
+    monkeypatch.setattr(d135.preflight, "_hostname", lambda name: ([], []))
+    monkeypatch.setattr(d135.preflight, "_service_kubelet", lambda: ([], []))
+    monkeypatch.setattr(d135.preflight, "_port_free", lambda port: True)
     monkeypatch.setattr(d135.host_cgroups, "unified", lambda: state["unified"])
-    monkeypatch.setattr(d135, "kubelet_version", lambda: state["kubelet"])
-    monkeypatch.setattr(d135, "containerd_version", lambda: state["containerd"])
+    monkeypatch.setattr(d135.preflight, "kubelet_version", lambda: state["kubelet"])
+    monkeypatch.setattr(d135.preflight, "containerd_version", lambda: state["containerd"])
     return state
 
 
@@ -315,13 +315,13 @@ def test_kubeadm_join_whole_runs_the_1_35_preflight(d135, host, tmp_path, capsys
 
 
 def test_join_preflight_of_1_34_has_neither_check(d134, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(d134, "K8S", str(tmp_path / "k8s"))
-    monkeypatch.setattr(d134, "PKI", str(tmp_path / "k8s" / "pki"))
+    monkeypatch.setattr(d134.common, "K8S", str(tmp_path / "k8s"))
+    monkeypatch.setattr(d134.common, "PKI", str(tmp_path / "k8s" / "pki"))
     monkeypatch.setattr(d134.os, "geteuid", lambda: 0)
     for name in ("_swap", "_service_kubelet"):
-        monkeypatch.setattr(d134, name, lambda: ([], []))
-    monkeypatch.setattr(d134, "_hostname", lambda name: ([], []))
-    monkeypatch.setattr(d134, "_port_free", lambda port: True)
+        monkeypatch.setattr(d134.preflight, name, lambda: ([], []))
+    monkeypatch.setattr(d134.preflight, "_hostname", lambda name: ([], []))
+    monkeypatch.setattr(d134.preflight, "_port_free", lambda port: True)
     monkeypatch.setattr(d134.host_cgroups, "unified", lambda: False)
     d134.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
     assert capsys.readouterr() == ("[preflight] Running pre-flight checks\n", "")
@@ -335,10 +335,10 @@ def worker_upgrade(tmp_path, monkeypatch, kubelet_dir):
         k = kubelet_dir(d)
         (k / "kubeadm-flags.env").write_text(env)
         (k / "instance-config.yaml").write_text(f'containerRuntimeEndpoint: "{CRI}"\n')
-        monkeypatch.setattr(d, "K8S", str(tmp_path / "k8s"))
+        monkeypatch.setattr(d.common, "K8S", str(tmp_path / "k8s"))
         (tmp_path / "k8s").mkdir(exist_ok=True)
-        monkeypatch.setattr(d, "cluster_configuration", lambda kubeconfig: {"kubernetesVersion": version})
-        monkeypatch.setattr(d, "cluster_get", lambda *a: {"data": {"kubelet": yaml.safe_dump(
+        monkeypatch.setattr(d.cmd_upgrade, "cluster_configuration", lambda kubeconfig: {"kubernetesVersion": version})
+        monkeypatch.setattr(d.cluster_api, "cluster_get", lambda *a: {"data": {"kubelet": yaml.safe_dump(
             {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", "failCgroupV1": False})}})
         return k
     return prepare
