@@ -10,6 +10,7 @@ kube-apiserver test doubles are on the hosts. Not a test: prints numbers for the
 """
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,8 @@ sys.path.insert(0, str(TOP / "collections"))   # the fixture pack reads the coll
 
 from harness import sites  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
+
+PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on .*? in ([\d.]+) s")
 
 
 def grow(th, d, pack, workers, label, existing):
@@ -33,6 +36,7 @@ def grow(th, d, pack, workers, label, existing):
     stats = run.stats
     ran = run.phase_hosts()
     print(f"{label}: {took:.1f} s (load average {os.getloadavg()[0]:.1f})")
+    print("  phases: " + ", ".join(f"{name} {secs} s" for dummy, name, secs in PHASE_DONE.findall(run.output)))
     for host in existing:
         s = stats[host]
         phases = [p for p, hosts in ran.items() if host in hosts]
