@@ -67,3 +67,28 @@ def test_module_defaults_group_sets_kubeconfig(tmp_path):
     assert "/nonexistent/play.conf" in msgs["play"]
     assert "/nonexistent/block.conf" in msgs["block"]
     assert "/nonexistent/included.conf" in msgs["included"]
+
+
+def test_the_roles_set_the_connection_once_per_file_not_per_task():
+    """Every role task of a k8s_* module takes its kubeconfig from module_defaults (a block or an
+    include's apply), none passes it itself."""
+    group = set(yaml.safe_load((TOP / "meta" / "runtime.yml").read_text())["action_groups"]["k8s"])
+
+    def tasks(node):
+        if isinstance(node, list):
+            for item in node:
+                yield from tasks(item)
+        elif isinstance(node, dict):
+            yield node
+            for key in ("block", "rescue", "always"):
+                yield from tasks(node.get(key))
+
+    passing = []
+    for path in sorted((TOP / "roles").glob("*/tasks/*.yml")):
+        for task in tasks(yaml.safe_load(path.read_text())):
+            for name in group:
+                args = task.get(f"offline_pot.tke.{name}")
+                if isinstance(args, dict) and "kubeconfig" in args:
+                    passing.append(f"{path.relative_to(TOP)}: {task.get('name')}")
+    assert passing == []
+    assert len(list((TOP / "roles").glob("*/tasks/*.yml"))) > 20
