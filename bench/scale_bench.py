@@ -22,7 +22,7 @@ sys.path.insert(0, str(TOP / "collections"))   # the fixture pack reads the coll
 from harness import sites  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
-PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on .*? in ([\d.]+) s")
+PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on [\w\s,.-]*? in ([\d.]+) s")  # (the host list may wrap)
 
 
 def grow(th, d, pack, workers, label, existing):
