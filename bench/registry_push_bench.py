@@ -240,7 +240,6 @@ def way_push(ctx, dest) -> dict:
     return {"client_cpu_s": c.cpu, "client_rss_mb": c.rss_mb, "source_cpu_s": 0.0}
 
 
-
 def _skopeo_dest(ctx) -> list[str]:
     return ["--dest-cert-dir", str(ctx["ca_dir"]), "--dest-creds", f"{USER}:{PASSWORD}"]
 

@@ -318,7 +318,7 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
     shutil.rmtree(tmp / "x")
     spec = {"name": "fixture", "version": "1.0.0",
             "os_packages": {"deb": [{"apt": ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend",
-                                              "python3-yaml", "libyaml-0-2"]}]},
+                                             "python3-yaml", "libyaml-0-2"]}]},
             "binaries": binaries, "images": images, "kubernetes": kubernetes_section(work / "images"),
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
             "components": components,
