@@ -110,8 +110,6 @@ results:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import args, objects
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
 
 
 def split_kind(text):
@@ -147,35 +145,34 @@ def main():
         module.fail_json(msg="; ".join(problems))
     labels = {str(k): str(v) for k, v in p["prune_labels"].items()}
     desired = [objects.with_labels(o, labels) for o in given]
-    new_namespaces = set()
     results, diffs = [], []
-    with args.client(module) as client:
-        svc = Objects(client, module.check_mode, p["gone_timeout"])
-        try:
-            for obj in desired:
-                ns = (obj.get("metadata") or {}).get("namespace")
-                r = svc.apply(obj, skip_dry_run=ns in new_namespaces)
-                if obj["kind"] == "Namespace" and r["action"] == "created":
-                    new_namespaces.add(obj["metadata"]["name"])
-                results.append({"object": objects.identity(obj), "action": r["action"]})
-                if r["action"] != "unchanged":
-                    diffs.append({"before_header": objects.identity(obj), "after_header": objects.identity(obj),
-                                  "before": objects.to_text(r["before"]), "after": objects.to_text(r["after"])})
-            if labels and kinds:
-                pruned = []
-                for item in svc.stale(desired, kinds, labels):
-                    if svc.delete(item):
-                        pruned.append(item)
-                        results.append({"object": objects.identity(item), "action": "deleted"})
-                        diffs.append({"before_header": objects.identity(item), "after_header": "(deleted)",
-                                      "before": objects.to_text(objects.for_display(item)), "after": ""})
-                for item in pruned:
-                    if item["kind"] == "Namespace" and not module.check_mode:
-                        svc.wait_gone(item)
-        except (ObjectError, ApiError) as e:
-            module.fail_json(msg=str(e), results=results)
-    changed = any(r["action"] != "unchanged" for r in results)
-    module.exit_json(changed=changed, results=results, **({"diff": diffs} if module._diff else {}))
+
+    def work(svc):
+        new_namespaces = set()
+        for obj in desired:
+            ns = (obj.get("metadata") or {}).get("namespace")
+            r = svc.apply(obj, skip_dry_run=ns in new_namespaces)
+            if obj["kind"] == "Namespace" and r["action"] == "created":
+                new_namespaces.add(obj["metadata"]["name"])
+            results.append({"object": objects.identity(obj), "action": r["action"]})
+            if r["action"] != "unchanged":
+                diffs.append({"before_header": objects.identity(obj), "after_header": objects.identity(obj),
+                              "before": objects.to_text(r["before"]), "after": objects.to_text(r["after"])})
+        if labels and kinds:
+            pruned = []
+            for item in svc.stale(desired, kinds, labels):
+                if svc.delete(item):
+                    pruned.append(item)
+                    results.append({"object": objects.identity(item), "action": "deleted"})
+                    diffs.append({"before_header": objects.identity(item), "after_header": "(deleted)",
+                                  "before": objects.to_text(objects.for_display(item)), "after": ""})
+            for item in pruned:
+                if item["kind"] == "Namespace" and not module.check_mode:
+                    svc.wait_gone(item)
+        changed = any(r["action"] != "unchanged" for r in results)
+        return dict(changed=changed, results=results, **({"diff": diffs} if module._diff else {}))
+
+    args.run_module(module, work, done={"results": results}, gone_timeout=p["gone_timeout"])
 
 
 if __name__ == "__main__":

@@ -66,8 +66,6 @@ deleted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import args, objects
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
 
 
 def main():
@@ -78,23 +76,22 @@ def main():
     if missing:
         module.fail_json(msg=f"objects: a {', '.join(missing)} entry needs a name or a label_selector")
     deleted, diffs = [], []
-    with args.client(module) as client:
-        svc = Objects(client, module.check_mode)
-        try:
-            for spec in module.params["objects"]:
-                if spec["name"]:
-                    targets = [{"apiVersion": spec["api_version"], "kind": spec["kind"],
-                                "metadata": {"name": spec["name"], "namespace": spec["namespace"]}}]
-                else:
-                    targets = svc.list(spec["api_version"], spec["kind"], spec["namespace"], spec["label_selector"])
-                for obj in targets:
-                    if svc.delete(obj):
-                        deleted.append(objects.identity(obj))
-                        diffs.append({"before_header": objects.identity(obj), "after_header": "(deleted)",
-                                      "before": f"{objects.identity(obj)}\n", "after": ""})
-        except (ObjectError, ApiError) as e:
-            module.fail_json(msg=str(e), deleted=deleted)
-    module.exit_json(changed=bool(deleted), deleted=deleted, **({"diff": diffs} if module._diff else {}))
+
+    def work(svc):
+        for spec in module.params["objects"]:
+            if spec["name"]:
+                targets = [{"apiVersion": spec["api_version"], "kind": spec["kind"],
+                            "metadata": {"name": spec["name"], "namespace": spec["namespace"]}}]
+            else:
+                targets = svc.list(spec["api_version"], spec["kind"], spec["namespace"], spec["label_selector"])
+            for obj in targets:
+                if svc.delete(obj):
+                    deleted.append(objects.identity(obj))
+                    diffs.append({"before_header": objects.identity(obj), "after_header": "(deleted)",
+                                  "before": f"{objects.identity(obj)}\n", "after": ""})
+        return dict(changed=bool(deleted), deleted=deleted, **({"diff": diffs} if module._diff else {}))
+
+    args.run_module(module, work, done={"deleted": deleted})
 
 
 if __name__ == "__main__":

@@ -86,7 +86,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import args, drain, waiter
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
 
 
 def main():
@@ -101,31 +100,30 @@ def main():
     p = module.params
     result = dict(changed=False, found=False, cordoned=False, evicted=[], ignored={})
     node_ref = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": p["name"]}}
-    with args.client(module) as client:
-        svc = Objects(client, module.check_mode)
-        try:
-            node = svc.get(node_ref)
-            if node is None:
-                module.exit_json(**result)
-            result["found"] = True
-            plan = None
-            if p["state"] == "drained":
-                pods = svc.list("v1", "Pod", field_selector=f"spec.nodeName={p['name']}")
-                plan = drain.classify(pods, p["force"], p["delete_emptydir_data"])
-                result["ignored"] = plan["ignore"]
-                if plan["blocking"]:
-                    module.fail_json(msg=f"Node {p['name']}: not drained, nothing changed: " + "; ".join(
-                        f"pod {n} {why}" for n, why in sorted(plan["blocking"].items())), **result)
-            want = p["state"] != "uncordoned"
-            if drain.is_cordoned(node) != want:
-                svc.patch(node_ref, drain.cordon_patch(want))
-                result["cordoned"] = result["changed"] = True
-            if plan:
-                result["evicted"] = _evict(module, svc, plan["evict"], p)
-                result["changed"] = result["changed"] or bool(result["evicted"])
-        except (ObjectError, ApiError) as e:
-            module.fail_json(msg=f"Node {p['name']}: {e}", **result)
-    module.exit_json(**result)
+
+    def work(svc):
+        node = svc.get(node_ref)
+        if node is None:
+            return result
+        result["found"] = True
+        plan = None
+        if p["state"] == "drained":
+            pods = svc.list("v1", "Pod", field_selector=f"spec.nodeName={p['name']}")
+            plan = drain.classify(pods, p["force"], p["delete_emptydir_data"])
+            result["ignored"] = plan["ignore"]
+            if plan["blocking"]:
+                module.fail_json(msg=f"Node {p['name']}: not drained, nothing changed: " + "; ".join(
+                    f"pod {n} {why}" for n, why in sorted(plan["blocking"].items())), **result)
+        want = p["state"] != "uncordoned"
+        if drain.is_cordoned(node) != want:
+            svc.patch(node_ref, drain.cordon_patch(want))
+            result["cordoned"] = result["changed"] = True
+        if plan:
+            result["evicted"] = _evict(module, svc, plan["evict"], p)
+            result["changed"] = result["changed"] or bool(result["evicted"])
+        return result
+
+    args.run_module(module, work, done=result, prefix=f"Node {p['name']}: ")
 
 
 def _evict(module, svc, pods, p):

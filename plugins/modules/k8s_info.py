@@ -62,8 +62,6 @@ resources:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import args, objects
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
 
 
 def main():
@@ -76,19 +74,17 @@ def main():
         field_selector=dict(type="str"),
     ), supports_check_mode=True)
     p = module.params
-    with args.client(module) as client:
-        svc = Objects(client)
-        try:
-            if p["name"]:
-                obj = svc.get({"apiVersion": p["api_version"], "kind": p["kind"],
-                               "metadata": {"name": p["name"], "namespace": p["namespace"]}})
-                items = [obj] if obj else []
-            else:
-                items = svc.list(p["api_version"], p["kind"], p["namespace"], p["label_selector"],
-                                 p["field_selector"])
-        except (ObjectError, ApiError) as e:
-            module.fail_json(msg=str(e))
-    module.exit_json(changed=False, resources=[objects.redact(i) for i in items])
+
+    def work(svc):
+        if p["name"]:
+            obj = svc.get({"apiVersion": p["api_version"], "kind": p["kind"],
+                           "metadata": {"name": p["name"], "namespace": p["namespace"]}})
+            items = [obj] if obj else []
+        else:
+            items = svc.list(p["api_version"], p["kind"], p["namespace"], p["label_selector"], p["field_selector"])
+        return dict(changed=False, resources=[objects.redact(i) for i in items])
+
+    args.run_module(module, work)
 
 
 if __name__ == "__main__":

@@ -95,8 +95,6 @@ ready:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import args, waiter
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
 
 
 def main():
@@ -107,10 +105,9 @@ def main():
         delay=dict(type="int", default=5),
     ), supports_check_mode=True)
     p = module.params
-    found = []
 
-    with args.client(module) as client:
-        svc = Objects(client)
+    def work(svc):
+        found = []
 
         def poll():
             out, found[:] = [], []
@@ -134,15 +131,13 @@ def main():
                              if i not in stuck)
             return out
 
-        try:
-            waiting, waited = waiter.wait(poll, p["timeout"], p["delay"])
-        except (ObjectError, ApiError, waiter.RolloutFailed) as e:
-            module.fail_json(msg=str(e))
-    if waiting:
-        module.fail_json(msg=f"timed out after {p['timeout']} s waiting for {waiter.describe(waiting)}",
-                         waited=round(waited, 1), ready=found,
-                         not_ready=[w[0] for w in waiting])
-    module.exit_json(changed=False, waited=round(waited, 1), ready=found)
+        waiting, waited = waiter.wait(poll, p["timeout"], p["delay"])
+        if waiting:
+            module.fail_json(msg=f"timed out after {p['timeout']} s waiting for {waiter.describe(waiting)}",
+                             waited=round(waited, 1), ready=found, not_ready=[w[0] for w in waiting])
+        return dict(changed=False, waited=round(waited, 1), ready=found)
+
+    args.run_module(module, work, errors=(waiter.RolloutFailed,))
 
 
 if __name__ == "__main__":

@@ -2,11 +2,12 @@
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
 """The connection options every k8s_* module takes (documented by the K8S_CONNECTION doc
-fragment) and the client they build."""
+fragment), the client they build, and their one run (run_module)."""
 from __future__ import annotations
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.k8s import kubeconfig
-from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import Client
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.client import ApiError, Client
+from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError, Objects
 
 CONNECTION_SPEC = dict(
     kubeconfig=dict(type="path", default="/etc/kubernetes/admin.conf"),
@@ -45,3 +46,17 @@ def client(module):
     except kubeconfig.KubeconfigError as e:
         module.fail_json(msg=f"kubeconfig {module.params['kubeconfig']}: {e}")
     return Client(conn, timeout=module.params["request_timeout"])
+
+
+def run_module(module, work, done=None, prefix="", errors=(), **service):
+    """The one run of every k8s_* module: work(svc), svc the Objects service (module_utils
+    k8s/service.py; its options: service) over the client of the module's kubeconfig, returns
+    exit_json's keywords. An API error, an object's error or one of errors fails the module with
+    its message after prefix, and with done: what work had done by then (a dict it fills in)."""
+    done = {} if done is None else done
+    with client(module) as c:
+        try:
+            result = work(Objects(c, module.check_mode, **service))
+        except (ObjectError, ApiError, *errors) as e:
+            module.fail_json(msg=f"{prefix}{e}", **done)
+    module.exit_json(**result)
