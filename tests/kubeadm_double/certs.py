@@ -20,19 +20,19 @@ def crypto():
 
 
 def _name(cn, org=None):
-    x509, _, _, _, NameOID = crypto()
+    x509, dummy, dummy, dummy, NameOID = crypto()
     attrs = ([x509.NameAttribute(NameOID.ORGANIZATION_NAME, org)] if org else []) + [
         x509.NameAttribute(NameOID.COMMON_NAME, cn)]
     return x509.Name(attrs)
 
 
 def key_pem(key):
-    _, _, ser, _, _ = crypto()
+    dummy, dummy, ser, dummy, dummy = crypto()
     return key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.TraditionalOpenSSL, ser.NoEncryption())
 
 
 def new_cert(cn, org=None, ca=None, sans=(), server=False, client=False, is_ca=False, days=365):
-    x509, hashes, ser, rsa, _ = crypto()
+    x509, hashes, ser, rsa, dummy = crypto()
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     now = datetime.datetime.now(datetime.timezone.utc)
     issuer_cert, issuer_key = ca if ca else (None, key)
@@ -52,7 +52,7 @@ def new_cert(cn, org=None, ca=None, sans=(), server=False, client=False, is_ca=F
 
 
 def load_pair(base):
-    x509, _, ser, _, _ = crypto()
+    x509, dummy, ser, dummy, dummy = crypto()
     try:
         cert = x509.load_pem_x509_certificate(open(base + ".crt", "rb").read())
         key = ser.load_pem_private_key(open(base + ".key", "rb").read(), None)
@@ -63,7 +63,7 @@ def load_pair(base):
 
 
 def write_pair(base, cert, key):
-    _, _, ser, _, _ = crypto()
+    dummy, dummy, ser, dummy, dummy = crypto()
     os.makedirs(os.path.dirname(base), exist_ok=True)
     with open(base + ".crt", "wb") as f:
         f.write(cert.public_bytes(ser.Encoding.PEM))
@@ -128,7 +128,7 @@ def phase_certs(cluster, node, join=False):
     else:
         out("[certs] External etcd mode: Skipping etcd/ca certificate authority generation")
     if not join and not os.path.exists(f"{common.PKI}/sa.key"):
-        _, _, ser, rsa, _ = crypto()
+        dummy, dummy, ser, rsa, dummy = crypto()
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         fd = os.open(f"{common.PKI}/sa.key", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as f:
@@ -141,7 +141,7 @@ def phase_certs(cluster, node, join=False):
 
 
 def ca_hash(pem):
-    x509, _, ser, _, _ = crypto()
+    x509, dummy, ser, dummy, dummy = crypto()
     cert = x509.load_pem_x509_certificate(pem)
     der = cert.public_key().public_bytes(ser.Encoding.DER, ser.PublicFormat.SubjectPublicKeyInfo)
     return "sha256:" + hashlib.sha256(der).hexdigest()

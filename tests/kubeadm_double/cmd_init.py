@@ -26,7 +26,7 @@ def run_init(phase, fl, docs):
         raise Fail("no ClusterConfiguration in the configuration (the double needs one)")
     node = config_load.node_ctx(docs)
     repo = cluster.get("imageRepository", "registry.k8s.io")
-    group, _, sub = phase.partition(" ")
+    group, dummy, sub = phase.partition(" ")
     if group == "kubelet-start":
         kubelet_files.write_kubelet_files(docs.get("KubeletConfiguration"), node, repo, cluster)
     elif group == "certs":
@@ -45,7 +45,7 @@ def run_init(phase, fl, docs):
     elif group == "upload-config":
         cluster_api.require_cluster(fl)
         st = common.load_state()
-        plain = {k: v for k, v in cluster.items()}
+        plain = dict(cluster.items())
         if sub in ("all", "kubeadm"):
             st["configmaps"]["kubeadm-config"] = {"ClusterConfiguration": yaml.safe_dump(plain)}
             out("[upload-config] Storing the configuration used in ConfigMap \"kubeadm-config\" in the \"kube-system\" Namespace")

@@ -28,13 +28,13 @@ def run_join(phase, fl, docs, ignore=frozenset()):
     join = docs["JoinConfiguration"]
     node = config_load.node_ctx(docs)
     cp = join.get("controlPlane")
-    group, _, sub = phase.partition(" ")
+    group, dummy, sub = phase.partition(" ")
     if group == "preflight":
         preflight.join_preflight(join, node, ignore)
         return
     if group == "check-etcd":
         # checketcd.go: a control-plane join with stacked etcd checks the etcd cluster's health first
-        _, _, cluster, _ = cluster_api.discover(join)
+        dummy, dummy, cluster, dummy = cluster_api.discover(join)
         if cp and "external" not in (cluster.get("etcd") or {}):
             out("[check-etcd] Checking that the etcd cluster is healthy")
             try:
@@ -47,7 +47,7 @@ def run_join(phase, fl, docs, ignore=frozenset()):
         out(f"[{group}] Skipping phase: not a control-plane join")
         return
     if group == "control-plane-prepare":
-        _, _, cluster, _ = cluster_api.discover(join)
+        dummy, dummy, cluster, dummy = cluster_api.discover(join)
         if sub in ("all", "download-certs"):
             key = cp.get("certificateKey")
             if not key:
@@ -93,15 +93,15 @@ def run_join(phase, fl, docs, ignore=frozenset()):
             out("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap")
     elif group == "etcd-join":
         # RunIf: the local mode only; runEtcdPhase returns at once for a worker
-        _, _, cluster, _ = cluster_api.discover(join)
+        dummy, dummy, cluster, dummy = cluster_api.discover(join)
         if config_load.local_mode(cluster) and cp:
             join_stacked_etcd(cluster, node, f"{common.K8S}/admin.conf")   # joinData.Client: admin.conf
     elif group == "kubelet-wait-bootstrap":
-        _, _, cluster, _ = cluster_api.discover(join)
+        dummy, dummy, cluster, dummy = cluster_api.discover(join)
         if config_load.local_mode(cluster):
             wait_bootstrap()
     elif group == "control-plane-join":
-        _, _, cluster, _ = cluster_api.discover(join)
+        dummy, dummy, cluster, dummy = cluster_api.discover(join)
         # the etcd sub-phase's RunIf: the gate off (with it on, etcd-join adds the member: kubeadm#3262)
         if sub in ("all", "etcd") and not config_load.local_mode(cluster):
             join_stacked_etcd(cluster, node, f"{common.K8S}/admin.conf")   # joinData.Client: admin.conf
@@ -115,7 +115,7 @@ def run_join(phase, fl, docs, ignore=frozenset()):
             if cp:
                 raise Fail("the double does not wait for the control-plane components (the collection waits itself)")
             return
-        _, _, cluster, _ = cluster_api.discover(join)
+        dummy, dummy, cluster, dummy = cluster_api.discover(join)
         if config_load.gate_on(cluster, "WaitForAllControlPlaneComponents"):
             raise Fail("the double does not wait for the control-plane components (the collection waits itself)")
         out("[wait-control-plane] Skipping phase (EXPERIMENTAL, feature gate WaitForAllControlPlaneComponents off)")

@@ -13,7 +13,7 @@ import config_load
 
 
 def kubeconfig_text(server, user, cert=None, key=None, ca_pem=None, cert_file=None, token=None):
-    _, _, ser, _, _ = certs.crypto()
+    dummy, dummy, ser, dummy, dummy = certs.crypto()
     ca_pem = ca_pem or open(f"{common.PKI}/ca.crt", "rb").read()
     u = {"client-certificate-data": base64.b64encode(cert.public_bytes(ser.Encoding.PEM)).decode(),
          "client-key-data": base64.b64encode(certs.key_pem(key)).decode()} if cert else \

@@ -56,7 +56,7 @@ def write_kubelet_files(kubelet_doc, node, repo, cluster):
     with open(f"{common.KUBELET_DIR}/kubeadm-flags.env", "w") as f:
         f.write('KUBELET_KUBEADM_ARGS="' + " ".join(static_pods.flags(args)) + '"\n')
     out(f'[kubelet-start] Writing kubelet environment file with flags to file "{common.KUBELET_DIR}/kubeadm-flags.env"')
-    if subprocess.run(["systemctl", "cat", "kubelet.service"], capture_output=True).returncode == 0:
+    if subprocess.run(["systemctl", "cat", "kubelet.service"], capture_output=True, check=False).returncode == 0:
         out("[kubelet-start] Starting the kubelet")
         subprocess.run(["systemctl", "restart", "kubelet"], check=False)
     else:

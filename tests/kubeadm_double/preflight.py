@@ -55,7 +55,7 @@ def _check_name(kind, path):
 
 def _service_kubelet():
     """ServiceCheck{kubelet, CheckIfActive: false}: warnings only."""
-    r = subprocess.run(["systemctl", "is-enabled", "kubelet.service"], capture_output=True, text=True)
+    r = subprocess.run(["systemctl", "is-enabled", "kubelet.service"], capture_output=True, text=True, check=False)
     state = r.stdout.strip()
     if state in ("", "not-found") or "No such file" in r.stderr:
         return ["kubelet service does not exist"], []
@@ -97,7 +97,7 @@ def _installed_version(binary, pattern):
     binary is not there or says no version."""
     path = shutil.which(binary) or f"/usr/local/bin/{binary}"
     try:
-        run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+        run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(pattern, getattr(run, "stdout", None) or "")
@@ -202,7 +202,7 @@ def join_preflight(join, node, ignore):
     run_checks(checks, ignore)
     if not cp:
         return
-    _, _, cluster, _ = cluster_api.discover(join)
+    dummy, dummy, cluster, dummy = cluster_api.discover(join)
     if not cluster.get("controlPlaneEndpoint"):
         raise Fail("One or more conditions for hosting a new control plane instance is not satisfied.\n\n"
                    "unable to add a new control plane instance to a cluster that doesn't have a stable "

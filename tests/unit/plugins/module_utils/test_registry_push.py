@@ -105,7 +105,7 @@ def test_a_blob_sent_to_one_repository_is_mounted_into_the_next(tmp_path, mount_
     reg.upload("library/a", "sha256:aa", str(blob))
     reg.upload("library/b", "sha256:aa", str(blob))
     reg.upload("library/b", "sha256:bb", str(blob))
-    posts = [p for m, p, *_ in reg.log if m == "POST"]
+    posts = [p for m, p, *dummy in reg.log if m == "POST"]
     assert posts == ["/v2/library/a/blobs/uploads/",
                      "/v2/library/b/blobs/uploads/?mount=sha256%3Aaa&from=library%2Fa",
                      "/v2/library/b/blobs/uploads/"]
