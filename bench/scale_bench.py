@@ -32,27 +32,10 @@ from harness.playbook import run_playbook  # noqa: E402
 PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on [\w\s,.-]*? in ([\d.]+) s")  # (the host list may wrap)
 
 
-def grow(th, d, pack, workers, label, existing):
-    inv = sites.keepalived_site(th, d / "hosts.yml", pack, ["h1", "h2"], workers)
-    t0 = time.monotonic()
-    run = run_playbook(TOP / "install.yml", inv)
-    took = time.monotonic() - t0
-    if run.rc != 0:
-        print(run.explain())
-        raise SystemExit(1)
-    stats = run.stats
-    ran = run.phase_hosts()
-    print(f"{label}: {took:.1f} s (load average {os.getloadavg()[0]:.1f})")
-    print("  phases: " + ", ".join(f"{name} {secs} s" for dummy, name, secs in PHASE_DONE.findall(run.output)))
-    for host in existing:
-        s = stats[host]
-        phases = [p for p, hosts in ran.items() if host in hosts]
-        print(f"  {host}: {s['ok'] + s['changed']} tasks, {s['changed']} changed; phases run: {', '.join(phases)}")
-    return took
-
-
-def measured(inv, label):
-    """One install.yml run: (wall s, controller CPU s, peak RSS MB of one controller process)."""
+def install(inv, label):
+    """One install.yml run, which must succeed; prints its time, the controller's CPU (user+sys of
+    ansible-playbook and everything under it) and the load. (run, wall s, controller CPU s, peak RSS
+    MB of one controller process)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     run = run_playbook(TOP / "install.yml", inv)
@@ -62,9 +45,22 @@ def measured(inv, label):
         print(run.explain())
         raise SystemExit(1)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(f"  {label}: {took:.1f} s, controller CPU {cpu:.1f} s, changed={run.total('changed')} "
+    print(f"{label}: {took:.1f} s, controller CPU {cpu:.1f} s, changed={run.total('changed')} "
           f"(load average {os.getloadavg()[0]:.1f})")
-    return took, cpu, after.ru_maxrss / 1024
+    return run, took, cpu, after.ru_maxrss / 1024
+
+
+def grow(th, d, pack, workers, label, existing):
+    inv = sites.keepalived_site(th, d / "hosts.yml", pack, ["h1", "h2"], workers)
+    run, took, dummy, dummy = install(inv, label)
+    stats = run.stats
+    ran = run.phase_hosts()
+    print("  phases: " + ", ".join(f"{name} {secs} s" for dummy, name, secs in PHASE_DONE.findall(run.output)))
+    for host in existing:
+        s = stats[host]
+        phases = [p for p, hosts in ran.items() if host in hosts]
+        print(f"  {host}: {s['ok'] + s['changed']} tasks, {s['changed']} changed; phases run: {', '.join(phases)}")
+    return took
 
 
 def sizes(th_id, counts):
@@ -75,15 +71,15 @@ def sizes(th_id, counts):
             print(f"{n} hosts:")
             workers = [f"h{i}" for i in range(3, n + 1)]
             inv = sites.keepalived_site(th, d / "hosts.yml", pack, ["h1", "h2"], workers)
-            install, cpu, rss = measured(inv, f"install of {n} hosts")
-            noop, noop_cpu, dummy = measured(inv, "no-op re-run")
+            dummy, took, cpu, rss = install(inv, f"  install of {n} hosts")
+            dummy, noop, dummy, dummy = install(inv, "  no-op re-run")
             inv = sites.keepalived_site(th, d / "hosts.yml", pack, ["h1", "h2"], workers + [f"h{n + 1}"])
-            add, add_cpu, dummy = measured(inv, f"h{n + 1} added")
-            rows.append((n, install, cpu, rss, noop, add, add_cpu))
+            dummy, add, add_cpu, dummy = install(inv, f"  h{n + 1} added")
+            rows.append((n, took, cpu, rss, noop, add, add_cpu))
     print("| hosts | install s | controller CPU s | CPU per host s | peak RSS MB | no-op s | add one worker s | its CPU s |")
     print("|---|---|---|---|---|---|---|---|")
-    for n, install, cpu, rss, noop, add, add_cpu in rows:
-        print(f"| {n} | {install:.1f} | {cpu:.1f} | {cpu / n:.2f} | {rss:.0f} | {noop:.1f} | {add:.1f} | {add_cpu:.1f} |")
+    for n, took, cpu, rss, noop, add, add_cpu in rows:
+        print(f"| {n} | {took:.1f} | {cpu:.1f} | {cpu / n:.2f} | {rss:.0f} | {noop:.1f} | {add:.1f} | {add_cpu:.1f} |")
     (n0, i0, c0, *dummy), (n1, i1, c1, *dummy2) = rows[0], rows[-1]
     if n1 > n0:
         print(f"{n0} -> {n1} hosts: install wall x{i1 / i0:.2f}, controller CPU per extra host "
