@@ -14,8 +14,10 @@ description:
     the binaries meant for the host (those with no C(groups), or sharing a group with the host),
     each with C(path), the pack path of its file or directory.
   - A binary the pack carries in several versions (kubeadm, kubelet and kubectl of two Kubernetes
-    versions, for an upgrade, see docs/lifecycle.md) is taken in the version I(version) names; none of
-    them matching is an error naming the versions the pack has.
+    versions, for an upgrade, see docs/lifecycle.md) is taken in the version I(version) names; else
+    the entry whose C(for_kubernetes) lists I(version)'s minor (containerd 2.x for Kubernetes 1.35,
+    docs/site_pack.md); else the one entry of that name without C(for_kubernetes) when another has
+    it; none of them is an error naming the versions the pack has.
 positional: groups, version
 options:
   _input:
@@ -50,23 +52,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, host_binaries
+
 
 def pack_host_binaries(binaries, groups, version=None):
-    groups = set(groups or [])
-    mine = [dict(b, path=b.get("file") or b["dir"]) for b in binaries or []
-            if not b.get("groups") or groups & set(b["groups"])]
-    want = str(version or "").lstrip("v")
-    out = []
-    for b in mine:
-        versions = [str(o.get("version", "")).lstrip("v") for o in mine if o["name"] == b["name"]]
-        if len(versions) == 1:
-            out.append(b)
-        elif want not in versions:
-            raise AnsibleFilterError(f"the site pack carries {b['name']} in versions {', '.join(sorted(set(versions)))}, "
-                                     f"none of them {want or '(no version given)'} (tke_k8s_version)")
-        elif str(b.get("version", "")).lstrip("v") == want:
-            out.append(b)
-    return out
+    try:
+        return host_binaries(binaries, groups or [], version)
+    except BinaryChoiceError as e:
+        raise AnsibleFilterError(str(e)) from e
 
 
 class FilterModule:

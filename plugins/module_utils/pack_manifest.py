@@ -203,6 +203,48 @@ def select(manifest: dict, prefix: str, include: list[str] | None = None,
     return out
 
 
+class BinaryChoiceError(ValueError):
+    """No entry of a binary the pack carries in several versions serves the Kubernetes version."""
+
+
+def _binary_version(entry: dict) -> str:
+    return str(entry.get("version", "")).lstrip("v")
+
+
+def pick_binary(entries: list, version: str) -> dict:
+    """The entry, among a binary's entries in several versions, that Kubernetes `version` takes: the
+    one of that exact version (kubeadm, kubelet, kubectl); else the one whose for_kubernetes lists
+    its minor (containerd 2.x for 1.35); else the single entry without for_kubernetes when another
+    has it (the version every other release takes). Raises BinaryChoiceError naming the versions."""
+    want = str(version or "").lstrip("v")
+    minor = ".".join(want.split(".")[:2])
+    exact = [e for e in entries if _binary_version(e) == want]
+    served = [e for e in entries if minor in (e.get("for_kubernetes") or [])]
+    default = [e for e in entries if "for_kubernetes" not in e]
+    if exact or served:
+        return (exact or served)[0]
+    if len(default) == 1 and len(default) < len(entries):
+        return default[0]
+    raise BinaryChoiceError(f"the site pack carries {entries[0].get('name')} in versions "
+                            f"{', '.join(sorted({_binary_version(e) for e in entries}))}, "
+                            f"none of them {want or '(no version given)'} (tke_k8s_version)")
+
+
+def host_binaries(binaries: list, groups, version: str) -> list[dict]:
+    """The manifest's binaries (contents.binaries) one host receives, each with `path` (its file or
+    directory in the pack): those without groups or sharing one with the host's (groups None: every
+    entry), a binary carried in several versions in the one pick_binary takes for `version`."""
+    groups = None if groups is None else set(groups)
+    mine = [dict(b, path=b.get("file") or b["dir"]) for b in binaries or []
+            if groups is None or not b.get("groups") or groups & set(b["groups"])]
+    out = []
+    for b in mine:
+        same = [o for o in mine if o["name"] == b["name"]]
+        if len(same) == 1 or pick_binary(same, version) is b:
+            out.append(b)
+    return out
+
+
 def install_plan(expected: dict, dest: str, entries: list) -> list[tuple[str, str]]:
     """(source below dest, target on the host) for every file the install entries cover."""
     plan = []

@@ -202,6 +202,8 @@ class Builder:
             entry = {"name": item["name"], "version": str(item.get("version", "")),
                      "install": item["install"], "groups": list(item.get("groups") or []),
                      "sha256": item["sha256"]}
+            if item.get("for_kubernetes") is not None:   # the Kubernetes minors this version serves
+                entry["for_kubernetes"] = list(item["for_kubernetes"])
             if item.get("unpack"):
                 entry["dir"] = f"bin/{pname}/"
                 with tempfile.TemporaryDirectory() as tmp:

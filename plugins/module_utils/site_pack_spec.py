@@ -23,6 +23,12 @@ A spec (YAML) looks like::
         version: "1.6.20"
         install: /usr/local/bin/containerd  # where the offline phase installs it
         groups: []                          # only on hosts of these groups (empty: every host)
+      - name: containerd                   # a second version of a binary: for the Kubernetes minors
+        url: https://host/containerd-2.1.9 # it names (the entry without for_kubernetes serves
+        sha256: <hex>                      # every other release)
+        version: "2.1.9"
+        install: /usr/local/bin/containerd
+        for_kubernetes: ["1.35"]
       - name: cni-plugins
         path: /local/cni-plugins.tgz
         sha256: <hex>
@@ -72,6 +78,7 @@ REPO_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9
 TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 PYVER_RE = re.compile(r"^3\.[0-9]{1,2}$")
 PLATFORM_RE = re.compile(r"^[a-z0-9_]+$")
+MINOR_RE = re.compile(r"^[0-9]+\.[0-9]+$")
 CONTROLLER_KEYS = {"collections", "wheels", "requirements", "python", "platform", "collection"}
 TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller", "kubernetes",
             "components"}
@@ -90,6 +97,34 @@ def _source_errors(where: str, item, need_sha: bool = True) -> list[str]:
         errors.append(f"{where}: sha256 must be 64 lowercase hex digits")
     elif sha is None and need_sha:
         errors.append(f"{where}: sha256 is required")
+    return errors
+
+
+def _served_twice(binaries: list) -> list[str]:
+    """A binary in several versions chosen by for_kubernetes: each minor served by one entry, and at
+    most one entry without it (the one every other release takes)."""
+    errors = []
+    by_name: dict = {}
+    for item in binaries:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            by_name.setdefault(item["name"], []).append(item)
+    for name, items in sorted(by_name.items()):
+        if not any(isinstance(i.get("for_kubernetes"), list) for i in items):
+            continue
+        defaults = [str(i.get("version", "")) for i in items if i.get("for_kubernetes") is None]
+        if len(defaults) > 1:
+            errors.append(f"binaries: {name} has {len(defaults)} versions without for_kubernetes "
+                          f"({', '.join(defaults)}): at most one serves the releases the others do not name")
+        seen: dict = {}
+        for i in items:
+            minors = i.get("for_kubernetes")
+            for minor in minors if isinstance(minors, list) else []:
+                if not isinstance(minor, str):
+                    continue
+                if minor in seen:
+                    errors.append(f"binaries: {name} {seen[minor]} and {i.get('version', '')} both name Kubernetes {minor} "
+                                  "in for_kubernetes")
+                seen.setdefault(minor, str(i.get("version", "")))
     return errors
 
 
@@ -145,6 +180,11 @@ def validate(spec) -> list[str]:
             errors.append(f"{where}: install must be an absolute path on the hosts")
         if not isinstance(item.get("groups", []), list):
             errors.append(f"{where}: groups must be a list")
+        minors = item.get("for_kubernetes")
+        if minors is not None and (not isinstance(minors, list) or not minors
+                                   or not all(isinstance(m, str) and MINOR_RE.match(m) for m in minors)):
+            errors.append(f"{where}: for_kubernetes takes a list of Kubernetes minors like \"1.35\" (quoted)")
+    errors += _served_twice(spec.get("binaries") or [])
     refs = set()
     for i, item in enumerate((spec.get("images") or []) + component_images(spec)):
         where = label("images", item, i)

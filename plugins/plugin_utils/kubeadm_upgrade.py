@@ -20,6 +20,7 @@ import yaml
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, pick_binary
 
 VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 KUBELET_SKEW = 3
@@ -97,9 +98,38 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
             if t not in carried.get(name, []):
                 errors.append(f"all: tke_k8s_version: the site pack (tke_site_pack) carries no {name} {t} "
                               f"(it has: {', '.join(sorted(carried.get(name, []))) or 'none'})")
+        changes, more = other_binaries(binaries, current if have else "", t, skip=needed)
+        errors += more
+    else:
+        changes = []
     pending = [h for h in hosts if kubelets.get(h) is not None and parse(kubelets[h]) != want]
     return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current,
-            "kubelets": kubelets, "pending": pending, "errors": errors}
+            "kubelets": kubelets, "pending": pending, "errors": errors, "binaries_changed": changes}
+
+
+def other_binaries(binaries, current, target, skip=()):
+    """The binaries the pack carries in several versions other than `skip` (containerd, chosen by
+    for_kubernetes): (["containerd 1.6.20 -> 2.1.9", ...] where the target takes another version
+    than the cluster's release, [errors where no entry serves the target])."""
+    by_name = {}
+    for b in binaries or []:
+        by_name.setdefault(b.get("name"), []).append(b)
+    changes, errors = [], []
+    for name, entries in sorted(by_name.items(), key=lambda kv: str(kv[0])):
+        if name in skip or len(entries) < 2:
+            continue
+        try:
+            new = pick_binary(entries, target)
+        except BinaryChoiceError as e:
+            errors.append(f"all: tke_k8s_version: {e}")
+            continue
+        try:
+            old = pick_binary(entries, current) if current else None
+        except BinaryChoiceError:
+            old = None
+        if old is not new:
+            changes.append(f"{name} {old.get('version', '?') if old else '?'} -> {new.get('version', '?')}")
+    return changes, errors
 
 
 def summary(target, started_from, cluster_configuration, nodes, records, hosts, not_answering=()):

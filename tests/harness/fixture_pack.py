@@ -1,7 +1,8 @@
 """Inputs of a small but real site pack, made on this machine (used by tests and bench/).
 
-- binaries taken out of Debian's .debs (dpkg-deb -x): containerd, containerd-shim-runc-v2, ctr,
-  runc, the CNCF distribution registry (docker-registry), etcd, CNI plugins (as a .tgz);
+- binaries taken out of Debian's .debs (dpkg-deb -x): containerd, containerd-shim-runc-v2, ctr
+  (Debian 12's 1.6.20, and 2.1.9 for Kubernetes 1.35: CONTAINERD2), runc, the CNCF distribution
+  registry (docker-registry), etcd, CNI plugins (as a .tgz);
 - OS packages fetched with apt (apt-get download, by the pack build itself);
 - tiny OCI images written in pure Python from Debian's static busybox: busybox and hello (listed
   under the spec's images:, as a site lists its own) share the busybox layer (de-duplicated in the
@@ -45,6 +46,14 @@ INSTALL = {"containerd": "/usr/local/bin/containerd", "containerd-shim-runc-v2":
            "ctr": "/usr/local/bin/ctr", "runc": "/usr/local/sbin/runc", "registry": "/usr/local/bin/registry",
            "etcd": "/usr/local/bin/etcd"}
 GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
+# containerd 2.x for the Kubernetes releases that want it (kubeadm 1.35 warns of a runtime without the
+# RuntimeConfig call, from containerd 2.0; docs/kubeadm.md, "containerd"): Debian's 2.1.9 (forky/sid;
+# Debian 12 has 1.6.20), its three binaries carried beside 1.6.20's with for_kubernetes. Pinned by
+# sha256; once Debian drops this build from its pool, the fetch fails naming the URL (take the build
+# testing then has: its Packages index gives the file name and sha256).
+CONTAINERD2 = {"url": "http://deb.debian.org/debian/pool/main/c/containerd/containerd_2.1.9+ds1-5_amd64.deb",
+               "sha256": "2dda86ce7033fd612fc50e136679d8174ccad680eb29cd4611e0d2a1b84cf591",
+               "version": "2.1.9", "for_kubernetes": ["1.35"]}
 # kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_3*.VERSION)
 DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.7")
 
@@ -80,6 +89,25 @@ def _deb(name: str, repo: Path | None, dl: Path) -> Path:
     dl.mkdir(parents=True, exist_ok=True)
     subprocess.run(["apt-get", "download", "-q", name], cwd=dl, check=True, capture_output=True)
     return sorted(dl.glob(f"{name}_*.deb"))[-1]
+
+
+def containerd2(dl: Path) -> Path:
+    """CONTAINERD2's .deb, fetched once into dl (a directory of its own: _deb picks the newest
+    containerd_*.deb of the Debian 12 cache) and checked against its sha256."""
+    import urllib.request
+    deb = dl / CONTAINERD2["url"].rsplit("/", 1)[1]
+    if not deb.is_file() or sha256(deb) != CONTAINERD2["sha256"]:
+        dl.mkdir(parents=True, exist_ok=True)
+        part = deb.with_suffix(".part")
+        try:
+            with urllib.request.urlopen(CONTAINERD2["url"], timeout=120) as r, open(part, "wb") as f:
+                shutil.copyfileobj(r, f)
+        except OSError as e:
+            raise RuntimeError(f"containerd {CONTAINERD2['version']} for the fixture pack: {CONTAINERD2['url']}: {e}") from e
+        if sha256(part) != CONTAINERD2["sha256"]:
+            raise RuntimeError(f"{CONTAINERD2['url']} does not match its sha256 {CONTAINERD2['sha256']}")
+        part.replace(deb)
+    return deb
 
 
 # --- OCI images --------------------------------------------------------------------------
@@ -289,6 +317,14 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
         if pname in GROUPS:
             b["groups"] = GROUPS[pname]
         binaries.append(b)
+    x2 = tmp / "x" / "containerd2"
+    subprocess.run(["dpkg-deb", "-x", str(containerd2(TOP / ".cache" / "fixture-debs-containerd2")), str(x2)], check=True)
+    for m in DEBS["containerd"]:
+        name = Path(m).name
+        dest = tmp / "bin" / f"{name}-{CONTAINERD2['version']}"
+        shutil.copy2(x2 / m, dest)
+        binaries.append({"name": name, "path": str(work / "bin" / dest.name), "sha256": sha256(dest), "install": INSTALL[name],
+                         "version": CONTAINERD2["version"], "for_kubernetes": CONTAINERD2["for_kubernetes"]})
     binaries.append({"name": "cni-plugins", "path": str(work / "bin" / "cni-plugins.tgz"), "sha256": sha256(cni),
                      "unpack": True, "install": "/opt/cni/bin",
                      "version": versions["containernetworking-plugins"]})

@@ -26,10 +26,11 @@ kubelet double runs the pack's older etcd with their experimental names). A seco
 kubeadm double's and kubeadm_phases' unit tests.)
 """
 import json
+import tomllib
 from pathlib import Path
 
 from harness import fixture_pack, kubeadm_double
-from harness.playbook import TOP, run_playbook
+from harness.playbook import NO_RESUME, TOP, run_playbook
 from harness.sites import vip
 from harness.testhosts import TestHosts
 
@@ -146,9 +147,33 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
         warned = th.ssh(h, "cat /var/log/kubeadm-double-warnings.log 2>/dev/null || true").stdout
         assert "unexpected API Server URL" not in warned, (h, warned)
 
+    # containerd 2.1.9, the pack's choice for 1.35 (for_kubernetes), runs on every host with configuration
+    # version 3 (the CRI plugin split into cri.v1.images and cri.v1.runtime), the sandbox image of 1.35;
+    # it loaded every key (no "unknown key", no migration of an older version) and kubeadm's preflight
+    # found the RuntimeConfig call (no ContainerRuntimeVersion warning)
+    for h in NODES:
+        warned = th.ssh(h, "cat /var/log/kubeadm-double-warnings.log 2>/dev/null || true").stdout
+        assert "[WARNING SystemVerification]" in warned and "ContainerRuntimeVersion" not in warned, (h, warned)
+        assert " 2.1.9" in th.ssh(h, "/usr/local/bin/containerd --version").stdout, h
+        server = th.ssh(h, "ctr version 2>/dev/null | sed -n '/^Server:/,$s/^ *Version: *//p'").stdout.strip()
+        assert server.startswith("2.1.9"), (h, server)
+        toml = tomllib.loads(th.ssh(h, "cat /etc/containerd/config.toml").stdout)
+        assert toml["version"] == 3 and "io.containerd.grpc.v1.cri" not in toml["plugins"], (h, toml)
+        assert toml["plugins"]["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"] == \
+            "registry.tke.com/library/pause:3.10.1", h
+        assert toml["plugins"]["io.containerd.cri.v1.runtime"]["cni"]["bin_dirs"] == ["/opt/cni/bin"], h
+        plugins = th.ssh(h, "ctr plugins ls 2>/dev/null | grep -E 'cri'").stdout
+        assert [line.split()[-1] for line in plugins.splitlines()] == ["ok"] * 3, (h, plugins)
+        log = th.ssh(h, "journalctl -u containerd --no-pager", timeout=60).stdout
+        assert not [w for w in ("unknown key", "Configuration migrated", "Ignoring unknown") if w in log], (h, log[-2000:])
+
     # a second run changes nothing: no phase runs again (etcd-join and kubelet-wait-bootstrap included)
     again = run_playbook(INSTALL, inv)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    # and the runtime's tasks themselves change nothing on 2.1.9 (journal off): the configuration rendered
+    # as written, the running daemon the installed binary
+    runtime = run_playbook(INSTALL, inv, "--tags", "runtime", *NO_RESUME)
+    assert runtime.rc == 0 and runtime.changed_hosts() == {}, runtime.explain()
     # an object written through one master is read through the others
     kubectl(th, "h2", th.ip("h2"), "-n default create configmap stacked-proof --from-literal=by=h2")
     for h in ("h1", "h3"):

@@ -278,8 +278,28 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
                 "does not start on cgroup v1") in said, refused.explain()
         assert {h: upgrade_log(th, h) for h in NODES} == logs and records(th) == {h: "v1.34.10" for h in NODES}
         allow = ["-e", "tke_allow_cgroup_v1=true"]
+    # containerd goes with the release: the pack's 2.1.9 for 1.35 (for_kubernetes) replaces 1.6.20 on each
+    # node after its drain; a container running on the worker then (not a pod: ctr's own) keeps running
+    # and its image stays listed (2.x takes over 1.6's metadata and shims)
+    assert all(" 1.6.20" in th.ssh(h, "/usr/local/bin/containerd --version").stdout for h in NODES)
+    th.ssh(WORKER, "ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d --user admin:test-admin-password "
+                   "registry.tke.com/library/pause:3.10.1 >/dev/null && ctr -n k8s.io run -d "
+                   "registry.tke.com/library/pause:3.10.1 upgrade-proof >/dev/null", timeout=120)
     step = timed("upgrade 1.34.10 -> 1.35.7", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7", *allow)
     assert step.rc == 0, step.explain()
+    assert "with them containerd 1.6.20 -> 2.1.9" in " ".join(step.output.split()), step.explain()
+    for h in NODES:
+        server = th.ssh(h, "ctr version 2>/dev/null | sed -n '/^Server:/,$s/^ *Version: *//p'").stdout.strip()
+        assert server.startswith("2.1.9"), (h, server)
+        assert th.ssh(h, "sed -n 's/^version = //p' /etc/containerd/config.toml").stdout.strip() == "3", h
+    assert "RUNNING" in th.ssh(WORKER, "ctr -n k8s.io tasks ls 2>/dev/null | grep upgrade-proof").stdout
+    assert "registry.tke.com/library/pause:3.10.1" in th.ssh(WORKER, "ctr -n k8s.io images ls -q 2>/dev/null").stdout
+    th.ssh(WORKER, "ctr -n k8s.io tasks kill -s 9 upgrade-proof; sleep 1; ctr -n k8s.io containers rm upgrade-proof",
+           check=False)
+    # replaced after each node's drain, before its kubeadm
+    tasks = [line for line in step.output.splitlines() if line.startswith("TASK [")]
+    first = next(i for i, t in enumerate(tasks) if "container_runtime :" in t)
+    assert any("Drain this node" in t for t in tasks[:first]) and any("kubeadm upgrade apply" in t for t in tasks[first:])
     assert ("cluster v1.34.10 -> v1.35.7: every node upgraded (the API reports kubelet v1.35.7 on h1, h2, h3, h4)"
             in " ".join(step.output.split())), step.explain()
     assert th.kubectl_client("h1", "1.35") == "v1.35.2"

@@ -50,8 +50,12 @@ def warn(msg, record=True):
     now = datetime.datetime.now()
     line = f"W{now:%m%d %H:%M:%S.%f} {os.getpid():>7} kubeadm-double] {msg}"
     print(line, file=sys.stderr, flush=True)
-    if not record:
-        return
+    if record:
+        keep_warning(line)
+
+
+def keep_warning(line):
+    """A warning kubeadm printed, kept in $KUBEADM_DOUBLE_WARNINGS for the tests."""
     try:
         with open(os.environ.get("KUBEADM_DOUBLE_WARNINGS", "/var/log/kubeadm-double-warnings.log"), "a") as f:
             f.write(line + "\n")

@@ -228,6 +228,9 @@ def test_installed_versions_come_from_the_binaries_on_path(d135, tmp_path, monke
     assert d135.preflight.containerd_version() == (1, 6, 20)
     (bin_ / "containerd").write_text("#!/bin/sh\necho 'containerd github.com/containerd/containerd/v2 v2.1.4 75cb2b7'\n")
     assert d135.preflight.containerd_version() == (2, 1, 4)
+    # Debian's 2.1.9 (the fixture pack's containerd for 1.35), as it prints itself
+    (bin_ / "containerd").write_text("#!/bin/sh\necho 'containerd github.com/containerd/containerd/v2 2.1.9+unknown '\n")
+    assert d135.preflight.containerd_version() == (2, 1, 9)
     (bin_ / "kubelet").write_text("#!/bin/sh\nexit 1\n")
     assert d135.preflight.kubelet_version() is None
 
@@ -377,7 +380,9 @@ def test_upgrade_node_to_1_35_ignoring_the_check_removes_pod_infra_container_ima
                           f"\t[WARNING ContainerRuntimeVersion]: {RUNTIME_CONFIG}\nW")
     assert err.endswith(f"kubeadm-double] Using temporary directory {backups[0]} for kubelet env file. To override it "
                         "set the environment variable KUBEADM_UPGRADE_DRYRUN_DIR\n")
-    assert not (tmp_path / "warnings.log").exists()     # no configuration warning
+    # kept for the tests: the preflight's warnings, no configuration warning
+    assert (tmp_path / "warnings.log").read_text() == (f"[WARNING SystemVerification]: {CGROUP_V1}\n"
+                                                       f"[WARNING ContainerRuntimeVersion]: {RUNTIME_CONFIG}\n")
     # an env file without the flag (a node made by 1.35) is rewritten as it was
     (k / "kubeadm-flags.env").write_text('KUBELET_KUBEADM_ARGS=""\n')
     host.update(unified=True, containerd=(2, 0, 0))

@@ -25,3 +25,26 @@ def test_no_matching_version_is_an_error_naming_what_the_pack_has():
     from ansible.errors import AnsibleFilterError
     with pytest.raises(AnsibleFilterError, match=r"kubeadm in versions 1.30.4, 1.31.1, none of them 1.29.8 \(tke_k8s_version\)"):
         pack_host_binaries(K8S_BINS, ["workers"], "1.29.8")
+
+
+# containerd 1.6.20 for every release, 2.1.9 for 1.35 (docs/site_pack.md, "One binary for some releases")
+CTRD_BINS = [{"name": "containerd", "version": "1.6.20", "file": "bin/containerd-1.6.20"},
+             {"name": "containerd", "version": "2.1.9", "file": "bin/containerd-2.1.9", "for_kubernetes": ["1.35"]}] \
+    + K8S_BINS
+
+
+def test_a_binary_for_some_releases_is_taken_by_the_cluster_minor_else_the_default():
+    assert [b["path"] for b in pack_host_binaries(CTRD_BINS, ["etcd"], "v1.35.7")] == ["bin/containerd-2.1.9", "bin/runc"]
+    assert [b["path"] for b in pack_host_binaries(CTRD_BINS, ["workers"], "1.31.1")] == \
+        ["bin/containerd-1.6.20", "bin/kubeadm-1.31.1", "bin/runc"]
+    # the exact version rule comes first (kubeadm's), and a release no entry serves gets the default
+    assert [b["path"] for b in pack_host_binaries(CTRD_BINS, ["etcd"], "1.34.10")] == ["bin/containerd-1.6.20", "bin/runc"]
+
+
+def test_without_a_default_a_release_no_entry_names_is_an_error():
+    import pytest
+    from ansible.errors import AnsibleFilterError
+    only = [dict(b, for_kubernetes=["1.34"]) if b["version"] == "1.6.20" else b for b in CTRD_BINS[:2]]
+    assert [b["version"] for b in pack_host_binaries(only, [], "1.34.10")] == ["1.6.20"]
+    with pytest.raises(AnsibleFilterError, match=r"containerd in versions 1.6.20, 2.1.9, none of them 1.33.13"):
+        pack_host_binaries(only, [], "1.33.13")

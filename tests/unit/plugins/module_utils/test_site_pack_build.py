@@ -60,6 +60,20 @@ def test_build_then_rebuild_changes_nothing(spec, tmp_path):
     assert not second["changed"], second["changes"]
 
 
+def test_a_binary_in_two_versions_is_kept_per_version_with_the_releases_it_serves(spec, tmp_path):
+    src = tmp_path / "src"
+    for v in ("1.6.20", "2.1.9"):
+        (src / f"containerd-{v}").write_bytes(v.encode())
+    spec["binaries"] = [{"name": "containerd", "path": str(src / "containerd-1.6.20"), "sha256": sha(src / "containerd-1.6.20"),
+                         "version": "1.6.20", "install": "/usr/local/bin/containerd"},
+                        {"name": "containerd", "path": str(src / "containerd-2.1.9"), "sha256": sha(src / "containerd-2.1.9"),
+                         "version": "2.1.9", "install": "/usr/local/bin/containerd", "for_kubernetes": ["1.35"]}]
+    build(spec, tmp_path)
+    m = json.loads((tmp_path / "out" / "s-1" / "manifest.json").read_text())
+    assert [(e["file"], e.get("for_kubernetes")) for e in m["contents"]["binaries"]] == \
+        [("bin/containerd-1.6.20", None), ("bin/containerd-2.1.9", ["1.35"])]
+
+
 def test_dropped_items_are_pruned(spec, tmp_path):
     build(spec, tmp_path)
     spec["images"] = spec["images"][:1]

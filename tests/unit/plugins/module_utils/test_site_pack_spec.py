@@ -11,8 +11,13 @@ GOOD = {"name": "site", "version": "1.0",
         "controller": {"collections": [{"path": "/c.tar.gz", "sha256": SHA}], "requirements": "/r.txt"}}
 
 
+CTRD = {"name": "containerd", "path": "/b/c", "sha256": SHA, "install": "/usr/local/bin/containerd", "version": "1.6.20"}
+
+
 def test_good_spec():
     assert s.validate(GOOD) == []
+    # containerd 1.6.20 for every release, 2.1.9 for 1.35 and 1.36
+    assert s.validate({**GOOD, "binaries": [CTRD, dict(CTRD, version="2.1.9", for_kubernetes=["1.35", "1.36"])]}) == []
 
 
 @pytest.mark.parametrize("change,error", [
@@ -24,6 +29,13 @@ def test_good_spec():
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": "ABC", "install": "/x"}]}, "sha256 must be 64"),
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "relative"}]}, "install must be an absolute"),
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "/a"}] * 2}, "name and version are used twice"),
+    ({"binaries": [dict(CTRD, for_kubernetes="1.35")]}, 'for_kubernetes takes a list of Kubernetes minors like "1.35"'),
+    ({"binaries": [dict(CTRD, for_kubernetes=[1.35])]}, "for_kubernetes takes a list"),
+    ({"binaries": [dict(CTRD, for_kubernetes=["1.35.7"])]}, "for_kubernetes takes a list"),
+    ({"binaries": [CTRD, dict(CTRD, version="1.7.0"), dict(CTRD, version="2.1.9", for_kubernetes=["1.35"])]},
+     "binaries: containerd has 2 versions without for_kubernetes (1.6.20, 1.7.0)"),
+    ({"binaries": [dict(CTRD, for_kubernetes=["1.34", "1.35"]), dict(CTRD, version="2.1.9", for_kubernetes=["1.35"])]},
+     "binaries: containerd 1.6.20 and 2.1.9 both name Kubernetes 1.35 in for_kubernetes"),
     ({"images": [{"name": "Library/X", "tag": "1", "path": "/i"}]}, "repository name"),
     ({"images": [{"name": "a", "path": "/i"}]}, "images a: tag is required"),
     ({"os_packages": {"rpm": [{"apt": ["x"]}]}}, "apt takes"),

@@ -44,6 +44,19 @@ def test_kubectl_needed_only_when_the_pack_carries_it():
     assert r["errors"] == ["all: tke_k8s_version: the site pack (tke_site_pack) carries no kubectl 1.31.1 (it has: 1.30.4)"]
 
 
+def test_containerd_follows_the_release_it_serves_and_a_pack_without_one_for_the_target_is_refused():
+    ctrd = [{"name": "containerd", "version": "1.6.20"}, {"name": "containerd", "version": "2.1.9", "for_kubernetes": ["1.31"]}]
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + ctrd, ["m1"], "m1")
+    assert r["errors"] == [] and r["binaries_changed"] == ["containerd 1.6.20 -> 2.1.9"]
+    # a patch upgrade within 1.30 keeps containerd 1.6.20: nothing to say
+    r = check("1.30.4", CONFIG, nodes(m1="v1.30.4"), BINS + ctrd, ["m1"], "m1")
+    assert r["errors"] == [] and r["binaries_changed"] == []
+    only = [dict(ctrd[0], for_kubernetes=["1.30"]), ctrd[1]]
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + [only[0]] + [dict(ctrd[1], for_kubernetes=["1.32"])], ["m1"], "m1")
+    assert r["errors"] == ["all: tke_k8s_version: the site pack carries containerd in versions 1.6.20, 2.1.9, none of "
+                           "them 1.31.1 (tke_k8s_version)"]
+
+
 def test_unreadable_cluster_version():
     r = check("1.31.1", "", [], BINS, [], "m1")
     assert r["errors"][0].startswith("m1: the cluster's version could not be read")
