@@ -54,10 +54,13 @@ def warn(msg, record=True):
         keep_warning(line)
 
 
-def keep_warning(line):
-    """A warning kubeadm printed, kept in $KUBEADM_DOUBLE_WARNINGS for the tests."""
+def keep_warning(line, preflight=False):
+    """A warning kubeadm printed, kept for the tests: a configuration warning in $KUBEADM_DOUBLE_WARNINGS,
+    a preflight check's in $KUBEADM_DOUBLE_PREFLIGHT (a site may expect some: SystemVerification ignored)."""
+    name, default = (("KUBEADM_DOUBLE_PREFLIGHT", "/var/log/kubeadm-double-preflight.log") if preflight
+                     else ("KUBEADM_DOUBLE_WARNINGS", "/var/log/kubeadm-double-warnings.log"))
     try:
-        with open(os.environ.get("KUBEADM_DOUBLE_WARNINGS", "/var/log/kubeadm-double-warnings.log"), "a") as f:
+        with open(os.environ.get(name, default), "a") as f:
             f.write(line + "\n")
     except OSError:
         pass

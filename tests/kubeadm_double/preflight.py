@@ -158,7 +158,7 @@ def run_checks(checks, ignore):
             warnings, errors = warnings + errors, []
         for w in warnings:
             print(f"\t[WARNING {name}]: {w}", file=sys.stderr, flush=True)
-            common.keep_warning(f"[WARNING {name}]: {w}")
+            common.keep_warning(f"[WARNING {name}]: {w}", preflight=True)
         for e in errors:
             errs += f"\t[ERROR {name}]: {e}\n"
     if errs:

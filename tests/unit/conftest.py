@@ -1,7 +1,7 @@
 """Fixtures the unit tests of the kubeadm test double share (tests/kubeadm_double, loaded by
 tests/harness/kubeadm_double.py): the double acting as each release it has a table for (d130 ...
 d135: `kubeadm_double.load`, its per-release tables imported afresh), and the file the double records
-its configuration warnings in, one per test (no unit test writes it outside its own tmp directory)."""
+its configuration and preflight warnings in, one per test (no unit test writes it outside its own tmp directory)."""
 import pytest
 
 from harness import kubeadm_double
@@ -10,6 +10,7 @@ from harness import kubeadm_double
 @pytest.fixture(autouse=True)
 def _kubeadm_double_warnings(tmp_path, monkeypatch):
     monkeypatch.setenv("KUBEADM_DOUBLE_WARNINGS", str(tmp_path / "warnings.log"))
+    monkeypatch.setenv("KUBEADM_DOUBLE_PREFLIGHT", str(tmp_path / "preflight.log"))
 
 
 def _acting_as(version):
