@@ -19,6 +19,7 @@ import re
 import yaml
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal
 from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, pick_binary
 
@@ -103,8 +104,29 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
     else:
         changes = []
     pending = [h for h in hosts if kubelets.get(h) is not None and parse(kubelets[h]) != want]
+    runtime = [h for h in pending if want and runtime_changes(binaries, kubelets[h], ".".join(map(str, want)))]
     return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current,
-            "kubelets": kubelets, "pending": pending, "errors": errors, "binaries_changed": changes}
+            "kubelets": kubelets, "pending": pending, "errors": errors, "binaries_changed": changes,
+            "runtime_nodes": runtime}
+
+
+def runtime_changes(binaries, kubelet, target):
+    """Whether a node at `kubelet` gets another containerd set-up with the target: another containerd
+    from the pack (for_kubernetes) or another sandbox (pause) image. Unknown: true (the runtime role
+    runs, and changes nothing where nothing differs)."""
+    now = str(kubelet).lstrip("v")
+    try:
+        if kube_images.pinned("pause", now) != kube_images.pinned("pause", target):
+            return True
+    except kube_images.UnsupportedVersion:
+        return True
+    entries = [b for b in binaries or [] if b.get("name") == "containerd"]
+    if len(entries) < 2:
+        return False
+    try:
+        return pick_binary(entries, now) is not pick_binary(entries, target)
+    except BinaryChoiceError:
+        return True
 
 
 def other_binaries(binaries, current, target, skip=()):

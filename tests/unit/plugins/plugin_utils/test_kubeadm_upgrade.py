@@ -46,11 +46,19 @@ def test_kubectl_needed_only_when_the_pack_carries_it():
 
 def test_containerd_follows_the_release_it_serves_and_a_pack_without_one_for_the_target_is_refused():
     ctrd = [{"name": "containerd", "version": "1.6.20"}, {"name": "containerd", "version": "2.1.9", "for_kubernetes": ["1.31"]}]
-    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + ctrd, ["m1"], "m1")
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4", w1="v1.31.1"), BINS + ctrd, ["m1", "w1"], "m1")
     assert r["errors"] == [] and r["binaries_changed"] == ["containerd 1.6.20 -> 2.1.9"]
+    # the runtime is set up again on the nodes still to upgrade (w1, at the target already, is done)
+    assert r["runtime_nodes"] == ["m1"]
     # a patch upgrade within 1.30 keeps containerd 1.6.20: nothing to say
     r = check("1.30.4", CONFIG, nodes(m1="v1.30.4"), BINS + ctrd, ["m1"], "m1")
     assert r["errors"] == [] and r["binaries_changed"] == []
+    # 1.30 -> 1.31: the same containerd, pause 3.9 -> 3.10 (kube_images): the runtime is set up again;
+    # 1.31 -> 1.32: nothing differs, it is left alone
+    assert check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS, ["m1"], "m1")["runtime_nodes"] == ["m1"]
+    bins = [{"name": n, "version": v} for n in ("kubeadm", "kubelet") for v in ("1.31.1", "1.32.13")]
+    r = check("1.32.13", CONFIG.replace("v1.30.4", "v1.31.1"), nodes(m1="v1.31.1"), bins, ["m1"], "m1")
+    assert r["errors"] == [] and r["pending"] == ["m1"] and r["runtime_nodes"] == []
     only = [dict(ctrd[0], for_kubernetes=["1.30"]), ctrd[1]]
     r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + [only[0]] + [dict(ctrd[1], for_kubernetes=["1.32"])], ["m1"], "m1")
     assert r["errors"] == ["all: tke_k8s_version: the site pack carries containerd in versions 1.6.20, 2.1.9, none of "
