@@ -36,7 +36,7 @@ VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "ref
 
 
 def load(version: str, monkeypatch):
-    """The kubeadm double's program as a Python module acting as kubeadm `version` (1.30 ... 1.35),
+    """The kubeadm double's program as a Python module acting as kubeadm `version` (1.30 ... 1.36),
     for unit tests on the controller. The modules beside it (the per-version tables, and the
     sub-commands' modules that read them) are imported afresh each time, and each is an attribute of
     the returned module (double.<module>.<name>: where a unit test reads or monkeypatches a name)."""

@@ -6,7 +6,7 @@ tests install the doubles), else 1.30."""
 import os
 
 # the releases the double has a table for (cli_v1_<minor>.py)
-ACTS_AS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35")
+ACTS_AS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
 
 
 def acting_version(here):

@@ -110,7 +110,9 @@ def phase_certs(cluster, node, join=False):
             str(svc.network_address + 1), node["address"]] + ([cpe_host] if cpe_host else []) + \
         list((cluster.get("apiServer") or {}).get("certSANs") or [])
     ensure_leaf("apiserver", "ca", "kube-apiserver", sans=sans, server=True)
-    ensure_leaf("apiserver-kubelet-client", "ca", "kube-apiserver-kubelet-client", "kubeadm:cluster-admins", client=True)
+    # from v1.36.1 (#138958, cli_v1_36.KUBELET_CLIENT_ORG): no Organization, the bootstrap-token phase binds the user
+    ensure_leaf("apiserver-kubelet-client", "ca", "kube-apiserver-kubelet-client",
+                getattr(common.CLI, "KUBELET_CLIENT_ORG", "kubeadm:cluster-admins"), client=True)
     if not join:
         ensure_ca("front-proxy-ca", "front-proxy-ca")
     ensure_leaf("front-proxy-client", "front-proxy-ca", "front-proxy-client", client=True)

@@ -88,6 +88,11 @@ def run_init(phase, fl, docs):
                 "server": "https://" + (cluster.get("controlPlaneEndpoint") or f"{node['address']}:{node['port']}")}}]})}
         common.save_state(st)
         out("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to get nodes")
+        if getattr(common.CLI, "KUBELET_API_ADMIN_BINDING", False):
+            # from v1.36.1 (#138958): ClusterRoleBinding kubeadm:apiserver-kubelet-client (User
+            # kube-apiserver-kubelet-client -> system:kubelet-api-admin); the double keeps no RBAC objects
+            out("[bootstrap-token] Configured RBAC rules to allow the API server kubelet client certificate to "
+                "access the kubelet API")
         out('[bootstrap-token] Creating the "cluster-info" ConfigMap in the "kube-public" namespace')
     elif group == "addon":
         cluster_api.require_cluster(fl)

@@ -335,5 +335,8 @@ def gate_on(cluster, name):
 
 
 def local_mode(cluster):
-    """ControlPlaneKubeletLocalMode: a control-plane node's kubelet talks to its own API server."""
+    """ControlPlaneKubeletLocalMode: a control-plane node's kubelet talks to its own API server. From v1.36
+    (#135773, cli_v1_36.LOCAL_MODE_ALWAYS) no gate any more: kubeadm's only behaviour."""
+    if getattr(CLI, "LOCAL_MODE_ALWAYS", False):
+        return True
     return gate_on(cluster, "ControlPlaneKubeletLocalMode")

@@ -1,6 +1,6 @@
 """Fixtures the unit tests of the kubeadm test double share (tests/kubeadm_double, loaded by
 tests/harness/kubeadm_double.py): the double acting as each release it has a table for (d130 ...
-d135: `kubeadm_double.load`, its per-release tables imported afresh), and the file the double records
+d136: `kubeadm_double.load`, its per-release tables imported afresh), and the file the double records
 its configuration and preflight warnings in, one per test (no unit test writes it outside its own tmp directory)."""
 import pytest
 
