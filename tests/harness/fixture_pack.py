@@ -1,7 +1,7 @@
 """Inputs of a small but real site pack, made on this machine (used by tests and bench/).
 
 - binaries taken out of Debian's .debs (dpkg-deb -x): containerd, containerd-shim-runc-v2, ctr
-  (Debian 12's 1.6.20, and 2.1.9 for Kubernetes 1.35: CONTAINERD2), runc, the CNCF distribution
+  (Debian 12's 1.6.20, and 2.1.9 for Kubernetes 1.35 and 1.36: CONTAINERD2), runc, the CNCF distribution
   registry (docker-registry), etcd, CNI plugins (as a .tgz);
 - OS packages fetched with apt (apt-get download, by the pack build itself);
 - tiny OCI images written in pure Python from Debian's static busybox: busybox and hello (listed
@@ -50,12 +50,14 @@ GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
 # RuntimeConfig call, from containerd 2.0; docs/kubeadm.md, "containerd"): Debian's 2.1.9 (forky/sid;
 # Debian 12 has 1.6.20), its three binaries carried beside 1.6.20's with for_kubernetes. Pinned by
 # sha256; once Debian drops this build from its pool, the fetch fails naming the URL (take the build
-# testing then has: its Packages index gives the file name and sha256).
+# testing then has: its Packages index gives the file name and sha256). It serves 1.36 too: containerd's own
+# table lists 2.2+ (and 2.3+) for Kubernetes 1.36, which no registry here has - sites carry 2.2+, the tests 2.1.9
+# (it has RuntimeConfig, all the kubelet of 1.36 needs from it: /work/notes/k136_facts.md Q3, docs/kubeadm.md).
 CONTAINERD2 = {"url": "http://deb.debian.org/debian/pool/main/c/containerd/containerd_2.1.9+ds1-5_amd64.deb",
                "sha256": "2dda86ce7033fd612fc50e136679d8174ccad680eb29cd4611e0d2a1b84cf591",
-               "version": "2.1.9", "for_kubernetes": ["1.35"]}
+               "version": "2.1.9", "for_kubernetes": ["1.35", "1.36"]}
 # kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_3*.VERSION)
-DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.7")
+DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.7", "1.36.3")
 
 
 def double_launchers(bindir: Path, work: Path) -> list[dict]:
@@ -172,7 +174,7 @@ def busybox_layer(busybox: bytes) -> bytes:
 
 
 # The Kubernetes releases and network plugins the fixture pack serves (the kubeadm double acts
-# as v1.30.4, v1.31.1, v1.32.13, v1.33.13, v1.34.10 or v1.35.7: tests/kubeadm_double/cli_v1_3*.py).
+# as v1.30.4, v1.31.1, v1.32.13, v1.33.13, v1.34.10, v1.35.7 or v1.36.3: tests/kubeadm_double/cli_v1_3*.py).
 K8S_VERSIONS = list(DOUBLE_VERSIONS)
 NETWORK_PLUGINS = ["flannel", "calico"]
 
