@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
-"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.35.
+"""kubeadm configuration documents from the cluster settings, for Kubernetes 1.28-1.36.
 
 Private to the collection. Pure functions, no Ansible import (unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_config.py). Hosts may lack PyYAML, so the
@@ -12,7 +12,11 @@ each with sigs.k8s.io/yaml, which takes JSON).
 API versions (kubeadm reference, "kubeadm Configuration (v1beta3)" and "(v1beta4)"):
 v1beta3 for 1.28-1.30; v1beta4 from 1.31, where extraArgs become lists of {name, value}.
 KubeletConfiguration is kubelet.config.k8s.io/v1beta1, KubeProxyConfiguration
-kubeproxy.config.k8s.io/v1alpha1 for every supported version.
+kubeproxy.config.k8s.io/v1alpha1 for every supported version (1.36 changes neither the kubeadm
+nor these APIs' fields: the config-API references regenerated for 1.36, /work/notes/k136_facts.md Q2).
+
+No featureGates are written: each release's defaults hold (kubeadm 1.36 would refuse the removed
+ControlPlaneKubeletLocalMode, kubernetes#135773; kubeadm_phases.REMOVED_GATES).
 """
 from __future__ import annotations
 

@@ -6,12 +6,13 @@
 Private to the collection. Pure functions, no Ansible import: unit-tested in
 tests/unit/plugins/module_utils/test_kubeadm_phases.py.
 
-Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.35 and
+Facts (kubeadm reference "kubeadm init phase" / "kubeadm join phase" for v1.28-v1.36 and
 cmd/kubeadm/app/cmd/phases/{init,join}): file names below are the ones kubeadm writes under
 /etc/kubernetes (kubeconfigs, pki/, manifests/) and /var/lib/kubelet.
 
 The kubelet's local mode (kubeadm feature gate ControlPlaneKubeletLocalMode, beta and on by default
-from 1.33, GA from 1.35; KEP-4471 and phases/join/{kubelet,controlplanejoin}.go, docs/kubernetes_releases.md):
+from 1.33, GA from 1.35, no gate from 1.36 - kubeadm's only behaviour, kubernetes#135773; KEP-4471 and
+phases/join/{kubelet,controlplanejoin}.go, docs/kubernetes_releases.md):
 the kubelet of a master talks to its own API server (init, join and upgrade write that into
 kubelet.conf), and a join splits: kubelet-start no longer waits for the TLS bootstrap, the stacked
 etcd member joins in the phase etcd-join (control-plane-join's etcd sub-phase runs only with the gate
@@ -22,6 +23,12 @@ makes no `join phase` command of a hidden phase (workflow/runner.go BindToComman
 (the pseudo-phase LOCAL_MODE_PHASES; Cluster API does the same, kubernetes-sigs/cluster-api#10983).
 From 1.35 both are visible phases (kubernetes#134106: kubelet-wait-bootstrap no longer experimental,
 control-plane-join's etcd sub-phase hidden): the collection runs them one by one, as every other.
+1.36 keeps that order; its control-plane-join has no etcd sub-phase at all (controlplanejoin.go after
+kubernetes#135773, /work/notes/k136_facts.md Q1): the collection never names it.
+
+Removed kubeadm feature gates (REMOVED_GATES): a kubeadm from the release that removed a gate refuses a
+configuration naming it ("<gate> is not a valid feature name."); the collection writes no featureGates,
+but a cluster's stored ClusterConfiguration might carry one, so an upgrade checks (removed_gates).
 
 cgroup v1 (KEP-5573, kubernetes#134298 and #134744; docs/kubernetes_releases.md section 9): from 1.35
 the kubelet refuses to start on a cgroup v1 host unless its configuration sets failCgroupV1: false,
@@ -34,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33, 34, 35)
+SUPPORTED_MINORS = (28, 29, 30, 31, 32, 33, 34, 35, 36)
 # the first minor whose kubeadm runs with ControlPlaneKubeletLocalMode on (a cluster upgraded from an
 # older one has no featureGates in its kubeadm-config, so its upgrades and joins follow the default too)
 LOCAL_MODE_FROM = 33
@@ -50,6 +57,11 @@ VISIBLE_JOIN_PHASES_FROM = 35
 CGROUP_V1_REFUSED_FROM = 35
 # the kubeadm preflight check that refuses cgroup v1 (kubeadm --ignore-preflight-errors names it so)
 CGROUP_V1_CHECK = "SystemVerification"
+
+# kubeadm feature gates by the minor whose kubeadm no longer knows them: WaitForAllControlPlaneComponents
+# (kubernetes#134781, 1.35) and ControlPlaneKubeletLocalMode (kubernetes#135773, 1.36); NodeLocalCRISocket
+# is GA and locked in 1.36 (#135742), still a name kubeadm knows
+REMOVED_GATES = {35: ("WaitForAllControlPlaneComponents",), 36: ("ControlPlaneKubeletLocalMode",)}
 
 # certificate pairs written by "certs all" (relative to the cert dir)
 _CA_PAIRS = ("ca", "front-proxy-ca")
@@ -76,6 +88,14 @@ def kubeadm_api_version(version: str) -> str:
 def kubelet_local_mode(version: str) -> bool:
     """Whether kubeadm of this release points a master's kubelet at the master's own API server."""
     return minor(version) >= LOCAL_MODE_FROM
+
+
+def removed_gates(version: str, gates) -> list[str]:
+    """The kubeadm feature gates among `gates` (a featureGates mapping, or names) that the kubeadm of this
+    release no longer knows (removed in it or before): it refuses a configuration naming them."""
+    m = minor(version)
+    gone = {g for removed_in, names in REMOVED_GATES.items() if removed_in <= m for g in names}
+    return sorted(str(g) for g in (gates or ()) if str(g) in gone)
 
 
 def cgroup_v1_refused(version: str) -> bool:

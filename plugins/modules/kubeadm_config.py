@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: kubeadm_config
-short_description: Write a node's kubeadm configuration (init or join) for Kubernetes 1.28-1.35
+short_description: Write a node's kubeadm configuration (init or join) for Kubernetes 1.28-1.36
 version_added: 0.2.0
 description:
   - Renders the kubeadm configuration documents for the Kubernetes version (kubeadm API
@@ -39,7 +39,7 @@ options:
     choices: [init, join]
     required: true
   version:
-    description: Kubernetes version (1.28-1.35).
+    description: Kubernetes version (1.28-1.36).
     type: str
     required: true
   cluster:

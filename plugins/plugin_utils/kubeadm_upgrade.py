@@ -11,6 +11,10 @@ kubeadm doing it must be of the target's minor; kubelets may be at most three mi
 the control plane (MaximumAllowedMinorVersionKubeletSkew = 3 since v1.28) and never newer
 (the Kubernetes version skew policy). A downgrade is refused here (kubeadm allows one minor only
 with a restore story this collection does not have: playbooks/etcd_restore.yml is the way back).
+A kubeadm feature gate the target's kubeadm no longer knows (kubeadm_phases.REMOVED_GATES: 1.36 removed
+ControlPlaneKubeletLocalMode) is refused where the cluster's ClusterConfiguration names it: the collection
+writes none, but a cluster whose configuration was edited could carry one, and kubeadm refuses a
+configuration naming an unknown gate (/work/notes/k136_facts.md Q2; the upgrade's own reaction not read).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import yaml
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
-from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal
+from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal, removed_gates
 from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, pick_binary
 
 VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
@@ -34,13 +38,23 @@ def parse(version):
     return tuple(int(x) for x in m.groups()) if m else None
 
 
-def cluster_version(cluster_configuration):
-    """kubernetesVersion of the kubeadm-config ConfigMap's ClusterConfiguration text."""
+def _cluster_doc(cluster_configuration):
     try:
         doc = yaml.safe_load(cluster_configuration or "") or {}
     except yaml.YAMLError:
-        return ""
-    return str(doc.get("kubernetesVersion", "")) if isinstance(doc, dict) else ""
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def cluster_version(cluster_configuration):
+    """kubernetesVersion of the kubeadm-config ConfigMap's ClusterConfiguration text."""
+    return str(_cluster_doc(cluster_configuration).get("kubernetesVersion", ""))
+
+
+def cluster_feature_gates(cluster_configuration):
+    """featureGates of the kubeadm-config ConfigMap's ClusterConfiguration text ({} when it has none)."""
+    gates = _cluster_doc(cluster_configuration).get("featureGates")
+    return gates if isinstance(gates, dict) else {}
 
 
 def kubelet_versions(nodes):
@@ -91,6 +105,14 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
                                     boolean(allow_cgroup_v1, strict=False))
         if refusal:
             errors.append(refusal)
+        gone = removed_gates(t, cluster_feature_gates(cluster_configuration))
+        if gone:
+            errors.append(f"{first_master}: kube-system/kubeadm-config's ClusterConfiguration sets the kubeadm feature "
+                          f"gate{'s' if len(gone) > 1 else ''} {', '.join(gone)} in featureGates, which the kubeadm of "
+                          f"{t} no longer knows (removed; it refuses a configuration naming "
+                          f"{'them' if len(gone) > 1 else 'it'}): take {'them' if len(gone) > 1 else 'it'} out of "
+                          "featureGates first (kubectl -n kube-system edit configmap kubeadm-config); the behaviour "
+                          "stays kubeadm's")
         carried = {}
         for b in binaries or []:
             carried.setdefault(b.get("name"), []).append(str(b.get("version", "")).lstrip("v"))

@@ -21,7 +21,7 @@ v1.9.2); each rule names its source:
 
 Not encoded, because they depend on the running installer, not on the document:
 ValidateClusterSpecVersion (the version must be one of the installer image's pkg/spec K8sVersions,
-"1.21.4-tke.3" and "1.20.6-tke.2" at that commit: this collection installs 1.28-1.35 itself and
+"1.21.4-tke.3" and "1.20.6-tke.2" at that commit: this collection installs 1.28-1.36 itself and
 records that version), the SSH/OS/disk/port probes of ValidateClusterMachines (our precheck
 phase does those), and hook/file existence. INSTALLER_LIMITS lists what tke-installer itself
 refuses although the API would accept it.

@@ -78,7 +78,7 @@ def test_join_documents():
         kc.build("join", "1.30.4", {}, NODE, {**join, "token": ""})
 
 
-@pytest.mark.parametrize("version", ["1.28.13", "1.29.8", "1.30.4", "1.31.1"])
+@pytest.mark.parametrize("version", ["1.28.13", "1.29.8", "1.30.4", "1.31.1", "1.35.7", "1.36.3"])
 def test_file_round_trips_through_a_yaml_reader(version):
     """kubeadm reads the file as YAML documents split on "---" lines: the JSON documents must
     come back unchanged through a YAML reader and through our own loader."""
@@ -138,3 +138,33 @@ def test_the_kubelet_runs_on_cgroup_v1_from_1_35_only_when_the_site_allows_it():
     # before 1.35 the default is false already: nothing written, an upgraded site's configuration unchanged
     assert "failCgroupV1" not in docs("1.34.10", allowed)["KubeletConfiguration"]
     assert docs("1.35.7", {**CLUSTER, "allow_cgroup_v1": "False"})["KubeletConfiguration"].get("failCgroupV1") is None
+
+
+def test_1_36_documents_are_1_35s_with_the_version_and_no_feature_gates():
+    """1.36 changes no field of the APIs the documents use (/work/notes/k136_facts.md Q2); no featureGates are
+    written (kubeadm 1.36 refuses the removed ControlPlaneKubeletLocalMode); failCgroupV1 as from 1.35."""
+    allowed = {**CLUSTER, "allow_cgroup_v1": True}
+    for cluster in (CLUSTER, allowed):
+        d136, d135 = docs("1.36.3", cluster), docs("1.35.7", cluster)
+        assert d136["ClusterConfiguration"].pop("kubernetesVersion") == "v1.36.3"
+        d135["ClusterConfiguration"].pop("kubernetesVersion")
+        assert d136 == d135
+        assert not [d for d in d136.values() if "featureGates" in d]
+    assert docs("1.36.3", allowed)["KubeletConfiguration"]["failCgroupV1"] is False
+    assert "failCgroupV1" not in docs("1.36.3")["KubeletConfiguration"]
+
+
+def test_1_36_documents_load_in_the_1_36_kubeadm_double(d136, tmp_path):
+    """What the collection writes for 1.36, as the 1.36 double decodes and validates it (unknown fields,
+    removed gates, the control plane's minimum version): read cleanly, without a configuration warning."""
+    init = tmp_path / "init.yaml"
+    init.write_text(kc.HEADER + kc.dump_documents(kc.build("init", "1.36.3", CLUSTER, NODE)))
+    loaded = d136.config_load.load_config(str(init), "init")
+    assert loaded["ClusterConfiguration"]["kubernetesVersion"] == "v1.36.3"
+    join = tmp_path / "join.yaml"
+    join.write_text(kc.HEADER + kc.dump_documents(kc.build(
+        "join", "1.36.3", CLUSTER, NODE, {"api_server_endpoint": "api.tke.com:6443", "token": "abcdef.0123456789abcdef",
+                                          "ca_cert_hash": "sha256:" + "a" * 64, "control_plane": True,
+                                          "certificate_key": "b" * 64})))
+    assert d136.config_load.load_config(str(join), "join")["JoinConfiguration"]["controlPlane"]["certificateKey"] == "b" * 64
+    assert not (tmp_path / "warnings.log").exists()

@@ -7,12 +7,12 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import kubeadm_pha
 @pytest.mark.parametrize("version,api", [("1.28.13", "kubeadm.k8s.io/v1beta3"), ("1.30.4", "kubeadm.k8s.io/v1beta3"),
                                          ("v1.31.1", "kubeadm.k8s.io/v1beta4"), ("1.32.13", "kubeadm.k8s.io/v1beta4"),
                                          ("1.33.13", "kubeadm.k8s.io/v1beta4"), ("1.34.10", "kubeadm.k8s.io/v1beta4"),
-                                         ("1.35.7", "kubeadm.k8s.io/v1beta4")])
+                                         ("1.35.7", "kubeadm.k8s.io/v1beta4"), ("1.36.3", "kubeadm.k8s.io/v1beta4")])
 def test_api_version_per_kubernetes_version(version, api):
     assert kp.kubeadm_api_version(version) == api
 
 
-@pytest.mark.parametrize("version", ["1.27.9", "1.36.0", "latest", "1.30"])
+@pytest.mark.parametrize("version", ["1.27.9", "1.37.0", "latest", "1.30"])
 def test_unsupported_versions_are_refused(version):
     with pytest.raises(ValueError):
         kp.kubeadm_api_version(version)
@@ -109,6 +109,26 @@ def test_a_join_is_complete_by_its_own_final_phase_or_an_earlier_releases():
     assert kp.join_completed_by(kp.join_phases("1.35.7", True)) == {"control-plane-join all"}
 
 
+def test_1_36_joins_as_1_35_and_never_names_control_plane_join_etcd():
+    """1.36 (/work/notes/k136_facts.md Q1): the join order of 1.35; control-plane-join has no etcd sub-phase."""
+    for control_plane in (True, False):
+        assert kp.join_phases("1.36.3", control_plane) == kp.join_phases("1.35.7", control_plane)
+        assert not [p for p in kp.join_phases("1.36.3", control_plane) if "control-plane-join etcd" in p]
+    assert kp.kubelet_local_mode("1.36.3")
+    for phase in ("kubelet-start", "etcd-join", "kubelet-wait-bootstrap", "control-plane-join all"):
+        assert kp.phase_artifacts("join", phase, "1.36.3") == kp.phase_artifacts("join", phase, "1.35.7")
+    assert kp.join_completed_by(kp.join_phases("1.36.3", False)) == {"local-mode", "kubelet-wait-bootstrap"}
+    assert kp.join_completed_by(kp.join_phases("1.36.3", True)) == {"control-plane-join all"}
+
+
+def test_removed_kubeadm_gates_by_release():
+    gates = {"ControlPlaneKubeletLocalMode": True, "WaitForAllControlPlaneComponents": True, "NodeLocalCRISocket": True}
+    assert kp.removed_gates("1.34.10", gates) == []
+    assert kp.removed_gates("1.35.7", gates) == ["WaitForAllControlPlaneComponents"]
+    assert kp.removed_gates("1.36.3", gates) == ["ControlPlaneKubeletLocalMode", "WaitForAllControlPlaneComponents"]
+    assert kp.removed_gates("1.36.3", None) == [] and kp.removed_gates("1.36.3", ["RootlessControlPlane"]) == []
+
+
 def test_cgroup_v1_is_refused_from_1_35_unless_the_site_allows_it():
     assert not kp.cgroup_v1_refused("1.34.10") and kp.cgroup_v1_refused("1.35.7")
     said = kp.cgroup_v1_refusal("1.35.7", ["h1", "h2"], allowed=False)
@@ -117,6 +137,9 @@ def test_cgroup_v1_is_refused_from_1_35_unless_the_site_allows_it():
     assert kp.cgroup_v1_refusal("1.35.7", ["h1"], allowed=True) == ""
     assert kp.cgroup_v1_refusal("1.34.10", ["h1"], allowed=False) == ""
     assert kp.cgroup_v1_refusal("1.35.7", [], allowed=False) == ""
+    # 1.36 as 1.35 (no change to the kubelet's failCgroupV1 default or to SystemVerification's rule)
+    assert kp.cgroup_v1_refused("1.36.3") and kp.preflight_ignores("1.36.3", True) == ["SystemVerification"]
+    assert kp.preflight_ignores("1.36.3", False) == []
 
 
 def test_unknown_phase_is_refused():

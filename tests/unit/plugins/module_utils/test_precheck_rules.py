@@ -123,6 +123,9 @@ def test_cgroup_v1_fails_from_1_35_unless_the_site_allows_it():
     assert allowed["status"] == "warn" and allowed["message"].startswith("cgroup v1, allowed by tke_allow_cgroup_v1")
     assert check(2, "1.35.7")["status"] == "pass"
     assert (check(1, "1.34.10")["status"], check(1, "1.34.10")["limit"]) == ("pass", "v1 or v2")
+    # 1.36 as 1.35 (the kubelet's failCgroupV1 default and SystemVerification's rule unchanged)
+    assert (check(1, "1.36.3")["status"], check(1, "1.36.3", allowed=True)["status"], check(2, "1.36.3")["status"]) == \
+        ("fail", "warn", "pass")
     # no version given: no check
     assert "cgroup" not in by_check(r.evaluate({**GOOD, "cgroup": 1}, LIMITS))
 

@@ -146,7 +146,10 @@ def test_ecdsa_keys(built):
 
 @pytest.mark.parametrize("version,group,super_admin", [("1.28.13", "system:masters", False),
                                                        ("1.29.8", "kubeadm:cluster-admins", True),
-                                                       ("1.31.1", "kubeadm:cluster-admins", True)])
+                                                       ("1.31.1", "kubeadm:cluster-admins", True),
+                                                       # kubeadm 1.36.1+ drops the O from apiserver-kubelet-client
+                                                       # (kubernetes#138957); the collection keeps it (specs.py)
+                                                       ("1.36.3", "kubeadm:cluster-admins", True)])
 def test_admin_groups_per_version(version, group, super_admin):
     specs = {s.name: s for s in p.cluster_certs(cluster(k8s_version=version))}
     assert specs["kubeconfig/admin"].orgs == (group,)

@@ -119,3 +119,30 @@ def test_a_target_from_1_35_refuses_the_cgroup_v1_nodes_unless_the_site_allows_t
     r = check("1.34.10", config, at, [{"name": n, "version": "1.34.10"} for n in ("kubeadm", "kubelet")], HOSTS, "m1",
               ["m1"], "false")
     assert r["errors"] == []
+
+
+def test_a_target_from_1_36_refuses_a_cluster_configuration_naming_control_plane_kubelet_local_mode():
+    """kubeadm 1.36 no longer knows the gate (kubernetes#135773): the stored configuration must not name it."""
+    config = CONFIG.replace("v1.30.4", "v1.35.7").replace("v1beta3", "v1beta4")
+    gated = config + "featureGates:\n  ControlPlaneKubeletLocalMode: true\n  NodeLocalCRISocket: true\n"
+    bins = [{"name": n, "version": "1.36.3"} for n in ("kubeadm", "kubelet")]
+    at = nodes(m1="v1.35.7")
+    r = check("1.36.3", gated, at, bins, ["m1"], "m1")
+    assert r["errors"] == [
+        "m1: kube-system/kubeadm-config's ClusterConfiguration sets the kubeadm feature gate ControlPlaneKubeletLocalMode "
+        "in featureGates, which the kubeadm of 1.36.3 no longer knows (removed; it refuses a configuration naming it): "
+        "take it out of featureGates first (kubectl -n kube-system edit configmap kubeadm-config); the behaviour stays "
+        "kubeadm's"]
+    assert check("1.36.3", config, at, bins, ["m1"], "m1")["errors"] == []
+    # a patch upgrade within 1.35 keeps the gate's name valid
+    assert check("1.35.7", gated, at, [{"name": n, "version": "1.35.7"} for n in ("kubeadm", "kubelet")],
+                 ["m1"], "m1")["errors"] == []
+
+
+def test_a_1_36_target_takes_the_containerd_the_pack_carries_for_1_35_and_1_36():
+    config = CONFIG.replace("v1.30.4", "v1.35.7")
+    ctrd = [{"name": "containerd", "version": "1.6.20"},
+            {"name": "containerd", "version": "2.1.9", "for_kubernetes": ["1.35", "1.36"]}]
+    bins = [{"name": n, "version": "1.36.3"} for n in ("kubeadm", "kubelet")] + ctrd
+    r = check("1.36.3", config, nodes(m1="v1.35.7"), bins, ["m1"], "m1")
+    assert r["errors"] == [] and r["binaries_changed"] == []
