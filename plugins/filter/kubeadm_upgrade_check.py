@@ -17,6 +17,9 @@ description:
     the host and the versions found.
   - From 1.35 a target refuses the nodes on cgroup v1 (the kubelet refuses them by default, KEP-5573) unless
     the site allows them (C(tke_allow_cgroup_v1)).
+  - A target whose kubeadm no longer knows a feature gate the cluster's stored ClusterConfiguration sets
+    (C(ControlPlaneKubeletLocalMode) from 1.36, C(WaitForAllControlPlaneComponents) from 1.35) is refused,
+    naming the gate.
   - "kubeadm's rules (cmd/kubeadm/app/phases/upgrade/policy.go): one minor version at a time, no
     downgrade; a kubelet at most three minors older than the target and never newer. The site pack
     must carry kubeadm and kubelet (and kubectl, if it carries kubectl at all) of the target."

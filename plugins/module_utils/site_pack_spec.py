@@ -28,7 +28,7 @@ A spec (YAML) looks like::
         sha256: <hex>                      # every other release)
         version: "2.1.9"
         install: /usr/local/bin/containerd
-        for_kubernetes: ["1.35"]
+        for_kubernetes: ["1.35", "1.36"]
       - name: cni-plugins
         path: /local/cni-plugins.tgz
         sha256: <hex>
