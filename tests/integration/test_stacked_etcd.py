@@ -9,18 +9,18 @@ command line; the kube-apiserver double of every master stores its objects in th
 https://127.0.0.1:2379. So every master's API answers with the same cluster, also when the VIP
 holder is gone.
 
-The site installs Kubernetes 1.35.7, the newest release the collection offers (the doubles act
-as kubeadm and kubelet 1.35, the API double validates with the 1.35 schemas, the official
-kubectl 1.35 reads it), with a worker (h4). On this machine's cgroup v1 test hosts the release is
-first refused at precheck, every host named, nothing touched (the kubelet of 1.35 refuses cgroup v1 by
-default, KEP-5573); the site then allows it (tke_allow_cgroup_v1): every kubelet runs with
+The site installs Kubernetes 1.36.3, the newest release the collection offers (the doubles act
+as kubeadm and kubelet 1.36, the API double validates with the 1.36 schemas, the official
+kubectl 1.36 reads it), with a worker (h4), on containerd 2.1.9 (the pack's choice for the release).
+On this machine's cgroup v1 test hosts the release is first refused at precheck, every host named,
+nothing touched (the kubelet refuses cgroup v1 by default from 1.35, KEP-5573); the site then allows it (tke_allow_cgroup_v1): every kubelet runs with
 failCgroupV1: false, kubeadm's SystemVerification check is ignored at each join's preflight. kubeadm
 runs in the kubelet's local mode, so a joining master adds its stacked etcd member in the phase
 etcd-join and every join waits for its kubelet in kubelet-wait-bootstrap, both `join phase` commands
 from 1.35 (docs/kubeadm.md); each master's kubelet talks to its own API server, the worker's to the
 endpoint; with NodeLocalCRISocket each node's CRI endpoint is its own kubelet configuration
 (instance-config.yaml), and from 1.35 kubeadm-flags.env carries no --pod-infra-container-image either
-(the kubelet of 1.35 has no such flag); etcd's manifest names etcd 3.6.6 with 3.6's flags (the
+(the kubelet of 1.35 has no such flag); etcd's manifest names etcd 3.6.8 with 3.6's flags (the
 kubelet double runs the pack's older etcd with their experimental names). A second run changes nothing.
 (Kubernetes 1.33 and 1.34 join through the `local-mode` step, `kubeadm join --skip-phases ...`: the
 kubeadm double's and kubeadm_phases' unit tests.)
@@ -72,7 +72,7 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     kubeadm_double.install(th)
     the_vip = vip(th)
     settings = {"tke_ha_mode": "keepalived", "tke_vip": the_vip, "tke_site_pack": str(pack),
-                "tke_k8s_version": "1.35.7", "site_repo_packages": ["conntrack", "socat"],
+                "tke_k8s_version": "1.36.3", "site_repo_packages": ["conntrack", "socat"],
                 "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                 "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]}
     groups = {"masters": MASTERS, "workers": [WORKER], "registry": ["h1"]}
@@ -86,7 +86,7 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
         assert refused.rc != 0 and [t for t in refused.changed_tasks() if "tke.json" not in t] == [], refused.explain()
         for h in v1:
             assert (f"{h}: cgroup: cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes "
-                    "1.35.7 does not start on cgroup v1") in said, refused.explain()
+                    "1.36.3 does not start on cgroup v1") in said, refused.explain()
         assert "set tke_allow_cgroup_v1: true" in said, refused.explain()
         assert not [h for h in NODES if th.ssh(h, "test -e /etc/kubernetes/manifests", check=False).returncode == 0]
         inv = th.write_inventory(tmp_path / "hosts.yml", groups=groups, group_vars={**settings, "tke_allow_cgroup_v1": True})
@@ -105,14 +105,14 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     for h in MASTERS:
         manifest = th.ssh(h, "cat /etc/kubernetes/manifests/etcd.yaml").stdout
         assert f"--initial-advertise-peer-urls=https://{th.ip(h)}:2380" in manifest
-        assert "etcd:3.6.6-0" in manifest and "--feature-gates=InitialCorruptCheck=true" in manifest
+        assert "etcd:3.6.8-0" in manifest and "--feature-gates=InitialCorruptCheck=true" in manifest
         # the first master's member started a new cluster, the others joined the existing one
         assert ("--initial-cluster-state=existing" in manifest) == (h != "h1"), (h, manifest)
         assert th.ssh(h, "pgrep -x etcd >/dev/null && echo up").stdout.strip() == "up"
         log = th.ssh(h, "journalctl -u kubelet --no-pager", timeout=60).stdout
         assert "I storage: etcd https://127.0.0.1:2379" in log and "W storage: no etcd answers" not in log, (h, log[-3000:])
 
-    # the joins ran 1.35's phases one by one: etcd-join adds the member, kubelet-wait-bootstrap waits for
+    # the joins ran 1.36's phases (those of 1.35) one by one: etcd-join adds the member, kubelet-wait-bootstrap waits for
     # the kubelet, between kubelet-start and control-plane-join
     def join_steps(h):
         log = th.ssh(h, "grep '^join ' /var/log/kubeadm-double.log").stdout
@@ -133,22 +133,22 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
         assert 'containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock"' in files, (h, files)
         assert "--container-runtime-endpoint" not in files and "--pod-infra-container-image" not in files, (h, files)
 
-    # every master's own API server lists the same four nodes, at 1.35 (the official kubectl 1.35)
+    # every master's own API server lists the same four nodes, at 1.36 (the official kubectl 1.36)
     for h in MASTERS:
-        assert th.kubectl_client(h) == "v1.35.2"
+        assert th.kubectl_client(h) == "v1.36.3"
     for h in MASTERS:
         assert node_names(th, h, th.ip(h)) == NODES, h
     nodes = json.loads(kubectl(th, "h1", th.ip("h1"), "get nodes -o json").stdout)["items"]
     assert {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes} == \
-        {h: "v1.35.7" for h in NODES}
-    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.35.7"
+        {h: "v1.36.3" for h in NODES}
+    assert json.loads(kubectl(th, "h1", th.ip("h1"), "get --raw /version").stdout)["gitVersion"] == "v1.36.3"
     # kubeadm read every kubeconfig the PKI phase placed without a warning (its server is the expected one)
     for h in NODES:
         warned = th.ssh(h, "cat /var/log/kubeadm-double-warnings.log 2>/dev/null || true").stdout
         assert "unexpected API Server URL" not in warned, (h, warned)
 
-    # containerd 2.1.9, the pack's choice for 1.35 (for_kubernetes), runs on every host with configuration
-    # version 3 (the CRI plugin split into cri.v1.images and cri.v1.runtime), the sandbox image of 1.35;
+    # containerd 2.1.9, the pack's choice for 1.36 (for_kubernetes), runs on every host with configuration
+    # version 3 (the CRI plugin split into cri.v1.images and cri.v1.runtime), the sandbox image of 1.36;
     # it loaded every key (no "unknown key", no migration of an older version) and kubeadm's preflight
     # found the RuntimeConfig call (no ContainerRuntimeVersion warning)
     for h in NODES:
@@ -162,7 +162,7 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
         toml = tomllib.loads(th.ssh(h, "cat /etc/containerd/config.toml").stdout)
         assert toml["version"] == 3 and "io.containerd.grpc.v1.cri" not in toml["plugins"], (h, toml)
         assert toml["plugins"]["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"] == \
-            "registry.tke.com/library/pause:3.10.1", h
+            "registry.tke.com/library/pause:3.10.2", h
         assert toml["plugins"]["io.containerd.cri.v1.runtime"]["cni"]["bin_dirs"] == ["/opt/cni/bin"], h
         plugins = th.ssh(h, "ctr plugins ls 2>/dev/null | grep -E 'cri'").stdout
         assert [line.split()[-1] for line in plugins.splitlines()] == ["ok"] * 3, (h, plugins)

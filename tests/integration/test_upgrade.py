@@ -1,7 +1,7 @@
 """playbooks/upgrade.yml on an installed 1.31 site: 3 masters with the keepalived VIP, 1 worker
 (h4), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
-1.32.13, 1.33.13, 1.34.10 and 1.35.7 (launchers of the doubles acting as that version). In order, on
-one install (CI budget; the chain 1.31 -> 1.35 step by step):
+1.32.13, 1.33.13, 1.34.10, 1.35.7 and 1.36.3 (launchers of the doubles acting as that version). In
+order, on one install (CI budget; the chain 1.31 -> 1.36 step by step):
 
 - a skew of more than one minor is refused before anything is touched, naming tke_k8s_version and
   the cluster's version (no kubeadm upgrade ran anywhere, no node records anything);
@@ -22,7 +22,9 @@ one install (CI budget; the chain 1.31 -> 1.35 step by step):
   runs, so every node's config.yaml gets it at its upgrade and its 1.35 kubelet starts; kubeadm's
   SystemVerification check is ignored, and its post-upgrade drops --pod-infra-container-image from
   each node's kubeadm-flags.env (the 1.35 kubelet has no such flag); the official kubectl of each
-  minor lists the nodes at its version -> a further run changes nothing.
+  minor lists the nodes at its version; containerd 2.1.9, the pack's choice for 1.35, replaces 1.6.20 on
+  each node after its drain (a container started under 1.6.20 keeps running) -> 1.36.3 (the same
+  containerd, the sandbox image of 1.36) -> a further run changes nothing.
 (The 1.30 -> 1.31 step, v1beta3 uploaded as v1beta4, is the double's unit test
 test_kubeadm_double_upgrade.py::test_upload_moves_the_configuration_to_v1beta4.)
 """
@@ -147,7 +149,7 @@ def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     assert run.rc != 0
     assert ("all: tke_k8s_version: 1.35.0: the cluster runs v1.31.1 (kube-system/kubeadm-config read through h1); "
             "kubeadm upgrades one minor version at a time: upgrade to 1.32 first") in run.output, run.explain()
-    assert "carries no kubeadm 1.35.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13, 1.34.10, 1.35.7)" in run.output
+    assert "carries no kubeadm 1.35.0 (it has: 1.30.4, 1.31.1, 1.32.13, 1.33.13, 1.34.10, 1.35.7, 1.36.3)" in run.output
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
@@ -312,7 +314,22 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     logs = {h: upgrade_log(th, h) for h in NODES}
     assert all(log[-1].split()[-1] == "--ignore-preflight-errors=SystemVerification" for log in logs.values()) == bool(v1)
 
-    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7", *allow)
+    # 1.35.7 -> 1.36.3: the same containerd (2.1.9 serves both), the sandbox image of 1.36 (pause 3.10.2)
+    # in its configuration; kubeadm 1.36's post-upgrade leaves kubeadm-flags.env as it is
+    flags = {h: th.ssh(h, "cat /var/lib/kubelet/kubeadm-flags.env").stdout for h in NODES}
+    step = timed("upgrade 1.35.7 -> 1.36.3", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.36.3", *allow)
+    assert step.rc == 0, step.explain()
+    said = " ".join(step.output.split())
+    assert ("cluster v1.35.7 -> v1.36.3: every node upgraded (the API reports kubelet v1.36.3 on h1, h2, h3, h4)"
+            in said and "with them containerd" not in said), step.explain()
+    assert th.kubectl_client("h1", "1.36") == "v1.36.3"
+    assert kubelet_versions(th) == {h: "v1.36.3" for h in NODES}
+    for h in NODES:
+        assert 'sandbox = "registry.tke.com/library/pause:3.10.2"' in th.ssh(h, "cat /etc/containerd/config.toml").stdout, h
+        assert th.ssh(h, "cat /var/lib/kubelet/kubeadm-flags.env").stdout == flags[h], h
+    logs = {h: upgrade_log(th, h) for h in NODES}
+
+    again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.36.3", *allow)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     assert {h: upgrade_log(th, h) for h in NODES} == logs
     print("[timing]", TIMES)
