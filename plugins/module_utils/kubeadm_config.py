@@ -13,7 +13,7 @@ API versions (kubeadm reference, "kubeadm Configuration (v1beta3)" and "(v1beta4
 v1beta3 for 1.28-1.30; v1beta4 from 1.31, where extraArgs become lists of {name, value}.
 KubeletConfiguration is kubelet.config.k8s.io/v1beta1, KubeProxyConfiguration
 kubeproxy.config.k8s.io/v1alpha1 for every supported version (1.36 changes neither the kubeadm
-nor these APIs' fields: the config-API references regenerated for 1.36, /work/notes/k136_facts.md Q2).
+nor these APIs' fields: the config-API references regenerated for 1.36, docs/kubernetes_releases.md section 10).
 
 No featureGates are written: each release's defaults hold (kubeadm 1.36 would refuse the removed
 ControlPlaneKubeletLocalMode, kubernetes#135773; kubeadm_phases.REMOVED_GATES).

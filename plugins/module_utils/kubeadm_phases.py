@@ -24,7 +24,7 @@ makes no `join phase` command of a hidden phase (workflow/runner.go BindToComman
 From 1.35 both are visible phases (kubernetes#134106: kubelet-wait-bootstrap no longer experimental,
 control-plane-join's etcd sub-phase hidden): the collection runs them one by one, as every other.
 1.36 keeps that order; its control-plane-join has no etcd sub-phase at all (controlplanejoin.go after
-kubernetes#135773, /work/notes/k136_facts.md Q1): the collection never names it.
+kubernetes#135773, docs/kubernetes_releases.md section 10): the collection never names it.
 
 Removed kubeadm feature gates (REMOVED_GATES): a kubeadm from the release that removed a gate refuses a
 configuration naming it ("<gate> is not a valid feature name."); the collection writes no featureGates,

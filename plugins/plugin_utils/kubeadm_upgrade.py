@@ -14,7 +14,7 @@ with a restore story this collection does not have: playbooks/etcd_restore.yml i
 A kubeadm feature gate the target's kubeadm no longer knows (kubeadm_phases.REMOVED_GATES: 1.36 removed
 ControlPlaneKubeletLocalMode) is refused where the cluster's ClusterConfiguration names it: the collection
 writes none, but a cluster whose configuration was edited could carry one, and kubeadm refuses a
-configuration naming an unknown gate (/work/notes/k136_facts.md Q2; the upgrade's own reaction not read).
+configuration naming an unknown gate (docs/kubernetes_releases.md section 10; the upgrade's own reaction not read).
 """
 from __future__ import annotations
 

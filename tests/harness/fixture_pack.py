@@ -52,7 +52,7 @@ GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
 # sha256; once Debian drops this build from its pool, the fetch fails naming the URL (take the build
 # testing then has: its Packages index gives the file name and sha256). It serves 1.36 too: containerd's own
 # table lists 2.2+ (and 2.3+) for Kubernetes 1.36, which no registry here has - sites carry 2.2+, the tests 2.1.9
-# (it has RuntimeConfig, all the kubelet of 1.36 needs from it: /work/notes/k136_facts.md Q3, docs/kubeadm.md).
+# (it has RuntimeConfig, all the kubelet of 1.36 needs from it: docs/kubernetes_releases.md section 10, docs/kubeadm.md).
 CONTAINERD2 = {"url": "http://deb.debian.org/debian/pool/main/c/containerd/containerd_2.1.9+ds1-5_amd64.deb",
                "sha256": "2dda86ce7033fd612fc50e136679d8174ccad680eb29cd4611e0d2a1b84cf591",
                "version": "2.1.9", "for_kubernetes": ["1.35", "1.36"]}

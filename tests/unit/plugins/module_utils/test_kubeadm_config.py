@@ -141,7 +141,7 @@ def test_the_kubelet_runs_on_cgroup_v1_from_1_35_only_when_the_site_allows_it():
 
 
 def test_1_36_documents_are_1_35s_with_the_version_and_no_feature_gates():
-    """1.36 changes no field of the APIs the documents use (/work/notes/k136_facts.md Q2); no featureGates are
+    """1.36 changes no field of the APIs the documents use (docs/kubernetes_releases.md section 10); no featureGates are
     written (kubeadm 1.36 refuses the removed ControlPlaneKubeletLocalMode); failCgroupV1 as from 1.35."""
     allowed = {**CLUSTER, "allow_cgroup_v1": True}
     for cluster in (CLUSTER, allowed):

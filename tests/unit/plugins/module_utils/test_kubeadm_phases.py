@@ -110,7 +110,7 @@ def test_a_join_is_complete_by_its_own_final_phase_or_an_earlier_releases():
 
 
 def test_1_36_joins_as_1_35_and_never_names_control_plane_join_etcd():
-    """1.36 (/work/notes/k136_facts.md Q1): the join order of 1.35; control-plane-join has no etcd sub-phase."""
+    """1.36 (docs/kubernetes_releases.md section 10): the join order of 1.35; control-plane-join has no etcd sub-phase."""
     for control_plane in (True, False):
         assert kp.join_phases("1.36.3", control_plane) == kp.join_phases("1.35.7", control_plane)
         assert not [p for p in kp.join_phases("1.36.3", control_plane) if "control-plane-join etcd" in p]
