@@ -74,9 +74,9 @@ def test_build_reuses_what_is_there_and_dedups_layers(built, local_inventory, sp
     paths = {f["path"] for f in manifest["files"]}
     assert {"repo/deb/Packages", "repo/deb/Release", "bin/containerd-1.6.20", "bin/containerd-2.1.9", "bin/runc",
             "bin/registry", "bin/etcd", "bin/cni-plugins/bridge", "charts/hello-0.1.0.tgz"} <= paths
-    # containerd in two versions: 2.1.9 for Kubernetes 1.35, 1.6.20 for the others (docs/site_pack.md)
+    # containerd in two versions: 2.1.9 for Kubernetes 1.35 and 1.36, 1.6.20 for the others (docs/site_pack.md)
     assert sorted((b["version"], b.get("for_kubernetes")) for b in manifest["contents"]["binaries"]
-                  if b["name"] == "containerd") == [("1.6.20", None), ("2.1.9", ["1.35"])]
+                  if b["name"] == "containerd") == [("1.6.20", None), ("2.1.9", ["1.35", "1.36"])]
     assert any(p.startswith("collections/offline_pot-tke-") for p in paths)
     for wheel in yaml.safe_load(spec.read_text())["controller"].get("wheels", []):
         assert "wheels/" + Path(wheel["path"]).name in paths
