@@ -66,6 +66,73 @@ def main_error(double, argv: list[str]) -> str:
     raise AssertionError(f"kubeadm {' '.join(argv)}: did not fail")
 
 
+# ---------------------------------------------------------------- what the per-release unit tests share
+CRI = "unix:///run/containerd/containerd.sock"
+
+
+def config_file(path: Path, docs: list[dict]) -> str:
+    """A kubeadm configuration file of these documents (each after `---`); its path."""
+    path.write_text("".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs))
+    return str(path)
+
+
+def cluster_doc(version: str, **kw) -> dict:
+    """A v1beta4 ClusterConfiguration of kubernetesVersion `version`, more fields from kw."""
+    return {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration", "kubernetesVersion": version,
+            "controlPlaneEndpoint": "api.tke.com:6443", "networking": {"serviceSubnet": "10.96.0.0/16"}, **kw}
+
+
+def init_config(tmp_path: Path, version: str, **cluster) -> str:
+    """init.yaml under tmp_path: the first master m1's InitConfiguration and cluster_doc(version, **cluster)."""
+    return config_file(tmp_path / "init.yaml", [
+        {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration",
+         "nodeRegistration": {"name": "m1", "criSocket": CRI}, "localAPIEndpoint": {"advertiseAddress": "192.0.2.11"}},
+        cluster_doc(version, **cluster)])
+
+
+def join_config(tmp_path: Path, control_plane: bool = False, ignore: list | None = None) -> str:
+    """join.yaml under tmp_path: w1 joining by bootstrap token (as a control-plane node with
+    control_plane), with nodeRegistration.ignorePreflightErrors when ignore is given."""
+    reg = {"name": "w1", "criSocket": CRI, **({"ignorePreflightErrors": ignore} if ignore else {})}
+    doc = {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "JoinConfiguration", "nodeRegistration": reg,
+           "discovery": {"bootstrapToken": {"token": "abcdef.0123456789abcdef", "apiServerEndpoint": "api.tke.com:6443",
+                                            "caCertHashes": ["sha256:" + "a" * 64]}}}
+    if control_plane:
+        doc["controlPlane"] = {"localAPIEndpoint": {"advertiseAddress": "192.0.2.12"}, "certificateKey": "b" * 64}
+    return config_file(tmp_path / "join.yaml", [doc])
+
+
+def joining_host(double, tmp_path: Path, monkeypatch, **state) -> dict:
+    """A joining worker (for a module from load()) whose every preflight check passes but those read from
+    the returned state, which a test may update: unified (cgroup v2), kubelet and containerd (versions as
+    tuples)."""
+    import os
+    monkeypatch.setattr(double.common, "K8S", str(tmp_path / "k8s"))
+    monkeypatch.setattr(double.common, "PKI", str(tmp_path / "k8s" / "pki"))
+    monkeypatch.setattr(double.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(double.os, "uname", lambda: os.uname_result(("Linux", "w1", "6.1.0-40-amd64", "#1", "x86_64")))
+    monkeypatch.setattr(double.preflight, "_swap", lambda: ([], []))
+    monkeypatch.setattr(double.preflight, "_hostname", lambda name: ([], []))
+    monkeypatch.setattr(double.preflight, "_service_kubelet", lambda: ([], []))
+    monkeypatch.setattr(double.preflight, "_port_free", lambda port: True)
+    monkeypatch.setattr(double.host_cgroups, "unified", lambda: state["unified"])
+    monkeypatch.setattr(double.preflight, "kubelet_version", lambda: state["kubelet"])
+    monkeypatch.setattr(double.preflight, "containerd_version", lambda: state["containerd"])
+    return state
+
+
+def load_kubelet(version: str, monkeypatch):
+    """The kubelet double's program as a Python module acting as kubelet `version` (1.30 ... 1.36)."""
+    monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
+    monkeypatch.syspath_prepend(str(DOUBLE.parent / "apiserver_double"))
+    monkeypatch.syspath_prepend(str(DOUBLE))
+    loader = importlib.machinery.SourceFileLoader(f"kubelet_double_{version}", str(DOUBLE / "kubelet"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
 def ssh_argv(th, name: str) -> list[str]:
     return th.ssh_argv(name)
 

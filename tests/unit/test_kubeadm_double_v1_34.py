@@ -3,15 +3,13 @@
 older etcd gets the experimental names from the kubelet double), and NodeLocalCRISocket (the node's
 instance-config.yaml, the flag gone from kubeadm-flags.env, moved there at an upgrade). The facts
 and their sources are in tests/kubeadm_double/cli_v1_34.py. On the controller, no test hosts."""
-import importlib.machinery
-import importlib.util
 import subprocess
 import sys
 
 import pytest
 import yaml
 
-from harness.kubeadm_double import DOUBLE, main_error as _fail
+from harness.kubeadm_double import DOUBLE, load_kubelet, main_error as _fail
 
 NEEDS_CONFIG = "the double needs --config (the collection always passes one)"
 CRI = "unix:///run/containerd/containerd.sock"
@@ -110,23 +108,12 @@ def test_the_etcd_manifest_names_the_releases_etcd_and_its_flags(d133, d134, tmp
         assert all(f in c["command"] for f in flags), c["command"]
 
 
-def _kubelet_double(monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", "1.34")
-    monkeypatch.syspath_prepend(str(DOUBLE.parent / "apiserver_double"))   # as tests/unit/test_apiserver_double.py
-    monkeypatch.syspath_prepend(str(DOUBLE))
-    loader = importlib.machinery.SourceFileLoader("kubelet_double", str(DOUBLE / "kubelet"))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("version,expect", [
     ("3.4.23", ["etcd", "--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s",
                 "--name=m1"]),
     ("3.6.5", ["etcd", "--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s", "--name=m1"])])
 def test_the_kubelet_double_gives_an_older_etcd_the_experimental_names(version, expect, tmp_path, monkeypatch):
-    kubelet = _kubelet_double(monkeypatch)
+    kubelet = load_kubelet("1.34", monkeypatch)
     etcd = tmp_path / "etcd"
     etcd.write_text(f"#!/bin/sh\necho 'etcd Version: {version}'\n")
     etcd.chmod(0o755)

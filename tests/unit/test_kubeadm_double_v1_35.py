@@ -5,18 +5,16 @@ post-upgrade cleanup), the preflight checks SystemVerification (cgroup v1) and C
 and upgrade, and the kubelet's side (--version, the removed flag, failCgroupV1). The facts and their sources
 are in tests/kubeadm_double/cli_v1_35.py. On the controller, no test hosts: the host's cgroup version and the
 installed kubelet's and containerd's versions are replaced with monkeypatch."""
-import importlib.machinery
-import importlib.util
 import os
 
 import pytest
 import yaml
 
-from harness.kubeadm_double import DOUBLE, main_error as _fail
+from harness.kubeadm_double import (CRI, init_config, join_config, joining_host, load_kubelet,
+                                    main_error as _fail)
 
 NEEDS_CONFIG = "the double needs --config (the collection always passes one)"
 STACK_HINT = "\nTo see the stack trace of this error execute with --v=5 or higher"
-CRI = "unix:///run/containerd/containerd.sock"
 CGROUP_V1 = ("cgroups v1 support is deprecated and will be removed in a future release. Please migrate to cgroups v2. "
              "To explicitly enable cgroups v1 support for kubelet v1.35 or newer, you must set the kubelet "
              "configuration option 'FailCgroupV1' to 'false'. You must also explicitly skip this validation. For more "
@@ -31,32 +29,8 @@ KUBELET_REFUSAL = ('E kubelet: "command failed" err="failed to validate kubelet 
                    'removed in a future release, path: &TypeMeta{Kind:,APIVersion:,}"\n')
 
 
-def _write(tmp_path, name, docs):
-    path = tmp_path / name
-    path.write_text("".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs))
-    return str(path)
-
-
-def _cluster(version="v1.35.7", **kw):
-    return {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration", "kubernetesVersion": version,
-            "controlPlaneEndpoint": "api.tke.com:6443", "networking": {"serviceSubnet": "10.96.0.0/16"}, **kw}
-
-
 def _init(tmp_path, version="v1.35.7", **kw):
-    return _write(tmp_path, "init.yaml", [
-        {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration",
-         "nodeRegistration": {"name": "m1", "criSocket": CRI}, "localAPIEndpoint": {"advertiseAddress": "192.0.2.11"}},
-        _cluster(version, **kw)])
-
-
-def _join(tmp_path, control_plane=False, ignore=None):
-    reg = {"name": "w1", "criSocket": CRI, **({"ignorePreflightErrors": ignore} if ignore else {})}
-    doc = {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "JoinConfiguration", "nodeRegistration": reg,
-           "discovery": {"bootstrapToken": {"token": "abcdef.0123456789abcdef", "apiServerEndpoint": "api.tke.com:6443",
-                                            "caCertHashes": ["sha256:" + "a" * 64]}}}
-    if control_plane:
-        doc["controlPlane"] = {"localAPIEndpoint": {"advertiseAddress": "192.0.2.12"}, "certificateKey": "b" * 64}
-    return _write(tmp_path, "join.yaml", [doc])
+    return init_config(tmp_path, version, **kw)
 
 
 # ---------------------------------------------------------------- the release's table
@@ -140,8 +114,8 @@ def test_kubelet_wait_bootstrap_runs_and_control_plane_join_adds_no_member_in_1_
     monkeypatch.setattr(d135.cmd_join, "wait_bootstrap", lambda: ran.append("wait-bootstrap"))
     monkeypatch.setattr(d135.cmd_join, "join_stacked_etcd", lambda *a: ran.append("member added"))
     monkeypatch.setattr(d135.cmd_init, "mark_control_plane", lambda *a: ran.append("marked"))
-    docs = d135.config_load.load_config(_join(tmp_path, control_plane=True), "join")
-    d135.main(["join", "phase", "kubelet-wait-bootstrap", "--config", _join(tmp_path, control_plane=True)])
+    docs = d135.config_load.load_config(join_config(tmp_path, control_plane=True), "join")
+    d135.main(["join", "phase", "kubelet-wait-bootstrap", "--config", join_config(tmp_path, control_plane=True)])
     assert ran == ["wait-bootstrap"]
     d135.cmd_join.run_join("control-plane-join all", {}, docs)
     assert ran == ["wait-bootstrap", "marked"]
@@ -153,11 +127,11 @@ def test_join_wait_control_plane_of_1_35_waits_on_masters_only(d135, tmp_path, m
     def no_discovery(join):
         raise AssertionError("a worker's wait-control-plane discovers nothing")
     monkeypatch.setattr(d135.cluster_api, "discover", no_discovery)
-    d135.cmd_join.run_join("wait-control-plane", {}, d135.config_load.load_config(_join(tmp_path), "join"))
+    d135.cmd_join.run_join("wait-control-plane", {}, d135.config_load.load_config(join_config(tmp_path), "join"))
     assert capsys.readouterr().out == ""
     _discovered(d135, monkeypatch)
     with pytest.raises(d135.Fail) as e:
-        d135.cmd_join.run_join("wait-control-plane", {}, d135.config_load.load_config(_join(tmp_path, control_plane=True), "join"))
+        d135.cmd_join.run_join("wait-control-plane", {}, d135.config_load.load_config(join_config(tmp_path, control_plane=True), "join"))
     assert str(e.value) == "the double does not wait for the control-plane components (the collection waits itself)"
 
 
@@ -240,19 +214,7 @@ def test_installed_versions_come_from_the_binaries_on_path(d135, tmp_path, monke
 def host(d135, tmp_path, monkeypatch):
     """A joining worker whose every other check passes: cgroup v1, kubelet 1.35.7, containerd 1.7.24 unless
     set otherwise."""
-    state = {"unified": False, "kubelet": (1, 35, 7), "containerd": (1, 7, 24)}
-    monkeypatch.setattr(d135.common, "K8S", str(tmp_path / "k8s"))
-    monkeypatch.setattr(d135.common, "PKI", str(tmp_path / "k8s" / "pki"))
-    monkeypatch.setattr(d135.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(d135.os, "uname", lambda: os.uname_result(("Linux", "w1", "6.1.0-40-amd64", "#1", "x86_64")))
-    monkeypatch.setattr(d135.preflight, "_swap", lambda: ([], []))
-    monkeypatch.setattr(d135.preflight, "_hostname", lambda name: ([], []))
-    monkeypatch.setattr(d135.preflight, "_service_kubelet", lambda: ([], []))
-    monkeypatch.setattr(d135.preflight, "_port_free", lambda port: True)
-    monkeypatch.setattr(d135.host_cgroups, "unified", lambda: state["unified"])
-    monkeypatch.setattr(d135.preflight, "kubelet_version", lambda: state["kubelet"])
-    monkeypatch.setattr(d135.preflight, "containerd_version", lambda: state["containerd"])
-    return state
+    return joining_host(d135, tmp_path, monkeypatch, unified=False, kubelet=(1, 35, 7), containerd=(1, 7, 24))
 
 
 REPORT = ("[preflight] The system verification failed. Printing the output from the verification:\n"
@@ -261,8 +223,8 @@ REPORT = ("[preflight] The system verification failed. Printing the output from 
           "CGROUPS_PIDS: enabled\n")
 
 
-def test_join_preflight_of_1_35_refuses_cgroup_v1_for_a_1_35_kubelet(d135, host, tmp_path, capsys):
-    path = _join(tmp_path)
+def test_join_preflight_of_1_35_refuses_cgroup_v1_for_a_1_35load_kubelet(d135, host, tmp_path, capsys):
+    path = join_config(tmp_path)
     assert _fail(d135, ["join", "phase", "preflight", "--config", path]) == \
         "error execution phase preflight: preflight checks failed" + STACK_HINT
     out, err = capsys.readouterr()
@@ -276,11 +238,11 @@ def test_join_preflight_of_1_35_refuses_cgroup_v1_for_a_1_35_kubelet(d135, host,
 def test_system_verification_is_ignorable_by_name(d135, host, tmp_path, capsys, how):
     argv = ["join", "phase", "preflight", "--config"]
     if how == "flag":
-        d135.main(argv + [_join(tmp_path), "--ignore-preflight-errors=SystemVerification"])
+        d135.main(argv + [join_config(tmp_path), "--ignore-preflight-errors=SystemVerification"])
     elif how == "configuration":
-        d135.main(argv + [_join(tmp_path, ignore=["systemverification"])])
+        d135.main(argv + [join_config(tmp_path, ignore=["systemverification"])])
     else:
-        d135.main(argv + [_join(tmp_path), "--ignore-preflight-errors=all"])
+        d135.main(argv + [join_config(tmp_path), "--ignore-preflight-errors=all"])
     out, err = capsys.readouterr()
     # the check itself printed its report (it has an error); RunChecks made the error a warning
     assert out == "[preflight] Running pre-flight checks\n" + REPORT
@@ -291,7 +253,7 @@ def test_system_verification_is_ignorable_by_name(d135, host, tmp_path, capsys, 
 @pytest.mark.parametrize("kubelet", [(1, 34, 10), None])
 def test_an_older_or_unknown_kubelet_gets_a_warning(d135, host, tmp_path, capsys, kubelet):
     host.update(kubelet=kubelet, containerd=(2, 0, 0))
-    d135.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
+    d135.main(["join", "phase", "preflight", "--config", join_config(tmp_path)])
     out, err = capsys.readouterr()
     assert out == "[preflight] Running pre-flight checks\n"
     assert err == f"\t[WARNING SystemVerification]: {CGROUP_V1}\n"
@@ -299,20 +261,20 @@ def test_an_older_or_unknown_kubelet_gets_a_warning(d135, host, tmp_path, capsys
 
 def test_a_cgroup_v2_host_with_containerd_2_passes_silently(d135, host, tmp_path, capsys):
     host.update(unified=True, containerd=(2, 1, 4))
-    d135.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
+    d135.main(["join", "phase", "preflight", "--config", join_config(tmp_path)])
     assert capsys.readouterr() == ("[preflight] Running pre-flight checks\n", "")
 
 
 def test_containerd_missing_is_the_runtime_warning_too(d135, host, tmp_path, capsys):
     host.update(unified=True, containerd=None)
-    d135.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
+    d135.main(["join", "phase", "preflight", "--config", join_config(tmp_path)])
     assert capsys.readouterr().err == f"\t[WARNING ContainerRuntimeVersion]: {RUNTIME_CONFIG}\n"
 
 
 def test_kubeadm_join_whole_runs_the_1_35_preflight(d135, host, tmp_path, capsys):
     skip = "control-plane-prepare,check-etcd,kubelet-start,etcd-join,kubelet-wait-bootstrap,control-plane-join," \
            "wait-control-plane"
-    assert _fail(d135, ["join", "--config", _join(tmp_path), "--skip-phases", skip]) == \
+    assert _fail(d135, ["join", "--config", join_config(tmp_path), "--skip-phases", skip]) == \
         "error execution phase preflight: preflight checks failed" + STACK_HINT
     assert f"\t[ERROR SystemVerification]: {CGROUP_V1}\n" in capsys.readouterr().err
 
@@ -326,7 +288,7 @@ def test_join_preflight_of_1_34_has_neither_check(d134, tmp_path, monkeypatch, c
     monkeypatch.setattr(d134.preflight, "_hostname", lambda name: ([], []))
     monkeypatch.setattr(d134.preflight, "_port_free", lambda port: True)
     monkeypatch.setattr(d134.host_cgroups, "unified", lambda: False)
-    d134.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
+    d134.main(["join", "phase", "preflight", "--config", join_config(tmp_path)])
     assert capsys.readouterr() == ("[preflight] Running pre-flight checks\n", "")
 
 
@@ -411,17 +373,6 @@ def test_upgrade_node_of_1_34_has_no_preflight_and_keeps_the_flag(d134, worker_u
 
 
 # ---------------------------------------------------------------- the kubelet double
-def _kubelet(version, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
-    monkeypatch.syspath_prepend(str(DOUBLE.parent / "apiserver_double"))
-    monkeypatch.syspath_prepend(str(DOUBLE))
-    loader = importlib.machinery.SourceFileLoader(f"kubelet_double_{version}", str(DOUBLE / "kubelet"))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def _exit(kubelet, argv):
     with pytest.raises(SystemExit) as e:
         kubelet.main(argv)
@@ -430,15 +381,15 @@ def _exit(kubelet, argv):
 
 @pytest.mark.parametrize("version,text", [("1.35", "Kubernetes v1.35.7\n"), ("1.34", "Kubernetes v1.34.10\n")])
 def test_kubelet_version(version, text, monkeypatch, capsys):
-    assert _exit(_kubelet(version, monkeypatch), ["--version"]) == 0
+    assert _exit(load_kubelet(version, monkeypatch), ["--version"]) == 0
     assert capsys.readouterr() == (text, "")
 
 
 def test_the_1_35_kubelet_refuses_pod_infra_container_image(monkeypatch, capsys):
-    assert _exit(_kubelet("1.35", monkeypatch), ["--config=/x", "--pod-infra-container-image=r/pause:3.10.1"]) == 1
+    assert _exit(load_kubelet("1.35", monkeypatch), ["--config=/x", "--pod-infra-container-image=r/pause:3.10.1"]) == 1
     assert capsys.readouterr().err == ('E kubelet: "command failed" err="failed to parse kubelet flag: unknown flag: '
                                        '--pod-infra-container-image"\n')
-    assert _kubelet("1.34", monkeypatch).parse(["--pod-infra-container-image=r/pause:3.10"]) == \
+    assert load_kubelet("1.34", monkeypatch).parse(["--pod-infra-container-image=r/pause:3.10"]) == \
         {"pod-infra-container-image": "r/pause:3.10"}
 
 
@@ -458,7 +409,7 @@ NO_KUBECONFIG = "E kubelet: failed to run Kubelet: unable to load bootstrap kube
 
 def test_the_1_35_kubelet_refuses_cgroup_v1_unless_fail_cgroup_v1_is_false(monkeypatch, capsys, kubelet_config,
                                                                            tmp_path):
-    kubelet = _kubelet("1.35", monkeypatch)
+    kubelet = load_kubelet("1.35", monkeypatch)
     monkeypatch.setattr(kubelet.host_cgroups, "unified", lambda: False)
     for fields in ({}, {"failCgroupV1": True}):
         assert _exit(kubelet, kubelet_config(**fields)) == 1
@@ -475,7 +426,7 @@ def test_the_1_35_kubelet_refuses_cgroup_v1_unless_fail_cgroup_v1_is_false(monke
 
 
 def test_the_1_34_kubelet_runs_on_cgroup_v1(monkeypatch, capsys, kubelet_config, tmp_path):
-    kubelet = _kubelet("1.34", monkeypatch)
+    kubelet = load_kubelet("1.34", monkeypatch)
     monkeypatch.setattr(kubelet.host_cgroups, "unified", lambda: False)
     assert _exit(kubelet, kubelet_config()) == 1
     assert capsys.readouterr().err == f"{NO_KUBECONFIG}{tmp_path}/none-bootstrap.conf: no such file or directory\n"

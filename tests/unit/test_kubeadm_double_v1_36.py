@@ -6,18 +6,15 @@ without O and the bootstrap-token phase's new binding (from 1.36.1), and the kub
 rules unchanged). The facts and their sources are in tests/kubeadm_double/cli_v1_36.py. On the controller, no
 test hosts: the host's cgroup version and the installed kubelet's and containerd's versions are replaced with
 monkeypatch."""
-import importlib.machinery
-import importlib.util
-import os
 
 import pytest
 import yaml
 
-from harness.kubeadm_double import DOUBLE, main_error as _fail
+from harness.kubeadm_double import (CRI, DOUBLE, init_config, join_config, joining_host, load_kubelet,
+                                    main_error as _fail)
 
 NEEDS_CONFIG = "the double needs --config (the collection always passes one)"
 STACK_HINT = "\nTo see the stack trace of this error execute with --v=5 or higher"
-CRI = "unix:///run/containerd/containerd.sock"
 CGROUP_V1 = ("cgroups v1 support is deprecated and will be removed in a future release. Please migrate to cgroups v2. "
              "To explicitly enable cgroups v1 support for kubelet v1.35 or newer, you must set the kubelet "
              "configuration option 'FailCgroupV1' to 'false'. You must also explicitly skip this validation. For more "
@@ -31,32 +28,8 @@ KUBELET_API_LINE = ("[bootstrap-token] Configured RBAC rules to allow the API se
                     "access the kubelet API")
 
 
-def _write(tmp_path, name, docs):
-    path = tmp_path / name
-    path.write_text("".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs))
-    return str(path)
-
-
-def _cluster(version="v1.36.3", **kw):
-    return {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "ClusterConfiguration", "kubernetesVersion": version,
-            "controlPlaneEndpoint": "api.tke.com:6443", "networking": {"serviceSubnet": "10.96.0.0/16"}, **kw}
-
-
 def _init(tmp_path, version="v1.36.3", **kw):
-    return _write(tmp_path, "init.yaml", [
-        {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration",
-         "nodeRegistration": {"name": "m1", "criSocket": CRI}, "localAPIEndpoint": {"advertiseAddress": "192.0.2.11"}},
-        _cluster(version, **kw)])
-
-
-def _join(tmp_path, control_plane=False):
-    doc = {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "JoinConfiguration",
-           "nodeRegistration": {"name": "w1", "criSocket": CRI},
-           "discovery": {"bootstrapToken": {"token": "abcdef.0123456789abcdef", "apiServerEndpoint": "api.tke.com:6443",
-                                            "caCertHashes": ["sha256:" + "a" * 64]}}}
-    if control_plane:
-        doc["controlPlane"] = {"localAPIEndpoint": {"advertiseAddress": "192.0.2.12"}, "certificateKey": "b" * 64}
-    return _write(tmp_path, "join.yaml", [doc])
+    return init_config(tmp_path, version, **kw)
 
 
 # ---------------------------------------------------------------- the release's table
@@ -141,7 +114,7 @@ def test_a_1_36_control_plane_join_adds_the_member_in_etcd_join_only(d136, tmp_p
     monkeypatch.setattr(d136.cmd_join, "wait_bootstrap", lambda: ran.append("wait-bootstrap"))
     monkeypatch.setattr(d136.cmd_join, "join_stacked_etcd", lambda *a: ran.append("member added"))
     monkeypatch.setattr(d136.cmd_init, "mark_control_plane", lambda *a: ran.append("marked"))
-    docs = d136.config_load.load_config(_join(tmp_path, control_plane=True), "join")
+    docs = d136.config_load.load_config(join_config(tmp_path, control_plane=True), "join")
     for phase in ("etcd-join", "kubelet-wait-bootstrap", "control-plane-join all"):
         d136.cmd_join.run_join(phase, {}, docs)
     assert ran == ["member added", "wait-bootstrap", "marked"]
@@ -199,38 +172,26 @@ def test_the_bootstrap_token_phase_of_1_36_binds_the_kubelet_client(version, tmp
 def host(d136, tmp_path, monkeypatch):
     """A joining worker whose every other check passes: cgroup v2, kubelet 1.36.3, containerd 1.7.24 unless
     set otherwise."""
-    state = {"unified": True, "kubelet": (1, 36, 3), "containerd": (1, 7, 24)}
-    monkeypatch.setattr(d136.common, "K8S", str(tmp_path / "k8s"))
-    monkeypatch.setattr(d136.common, "PKI", str(tmp_path / "k8s" / "pki"))
-    monkeypatch.setattr(d136.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(d136.os, "uname", lambda: os.uname_result(("Linux", "w1", "6.1.0-40-amd64", "#1", "x86_64")))
-    monkeypatch.setattr(d136.preflight, "_swap", lambda: ([], []))
-    monkeypatch.setattr(d136.preflight, "_hostname", lambda name: ([], []))
-    monkeypatch.setattr(d136.preflight, "_service_kubelet", lambda: ([], []))
-    monkeypatch.setattr(d136.preflight, "_port_free", lambda port: True)
-    monkeypatch.setattr(d136.host_cgroups, "unified", lambda: state["unified"])
-    monkeypatch.setattr(d136.preflight, "kubelet_version", lambda: state["kubelet"])
-    monkeypatch.setattr(d136.preflight, "containerd_version", lambda: state["containerd"])
-    return state
+    return joining_host(d136, tmp_path, monkeypatch, unified=True, kubelet=(1, 36, 3), containerd=(1, 7, 24))
 
 
 def test_the_runtime_warning_of_1_36_names_1_37(d136, host, tmp_path, capsys):
-    d136.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
+    d136.main(["join", "phase", "preflight", "--config", join_config(tmp_path)])
     assert capsys.readouterr() == ("[preflight] Running pre-flight checks\n",
                                    f"\t[WARNING ContainerRuntimeVersion]: {RUNTIME_CONFIG_1_36}\n")
     # containerd 2.x (the fixture pack's 2.1.9 serves 1.36): RuntimeConfig, no warning
     host.update(containerd=(2, 1, 9))
-    d136.main(["join", "phase", "preflight", "--config", _join(tmp_path)])
+    d136.main(["join", "phase", "preflight", "--config", join_config(tmp_path)])
     assert capsys.readouterr() == ("[preflight] Running pre-flight checks\n", "")
 
 
 def test_join_preflight_of_1_36_refuses_cgroup_v1_as_1_35(d136, host, tmp_path, capsys):
     host.update(unified=False, containerd=(2, 1, 9))
-    assert _fail(d136, ["join", "phase", "preflight", "--config", _join(tmp_path)]) == \
+    assert _fail(d136, ["join", "phase", "preflight", "--config", join_config(tmp_path)]) == \
         "error execution phase preflight: preflight checks failed" + STACK_HINT
     assert capsys.readouterr().err == ("[preflight] Some fatal errors occurred:\n"
                                        f"\t[ERROR SystemVerification]: {CGROUP_V1}\n" + FATAL_TAIL)
-    d136.main(["join", "phase", "preflight", "--config", _join(tmp_path), "--ignore-preflight-errors=SystemVerification"])
+    d136.main(["join", "phase", "preflight", "--config", join_config(tmp_path), "--ignore-preflight-errors=SystemVerification"])
     assert capsys.readouterr().err == f"\t[WARNING SystemVerification]: {CGROUP_V1}\n"
 
 
@@ -272,25 +233,14 @@ def test_upgrade_node_to_1_36_leaves_kubeadm_flags_env_as_it_is(d136, host, work
 
 
 # ---------------------------------------------------------------- the kubelet double
-def _kubelet(version, monkeypatch):
-    monkeypatch.setenv("KUBEADM_DOUBLE_VERSION", version)
-    monkeypatch.syspath_prepend(str(DOUBLE.parent / "apiserver_double"))
-    monkeypatch.syspath_prepend(str(DOUBLE))
-    loader = importlib.machinery.SourceFileLoader(f"kubelet_double_{version}", str(DOUBLE / "kubelet"))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def _exit(kubelet, argv):
     with pytest.raises(SystemExit) as e:
         kubelet.main(argv)
     return e.value.code
 
 
-def test_the_1_36_kubelet(monkeypatch, capsys, tmp_path):
-    kubelet = _kubelet("1.36", monkeypatch)
+def test_the_1_36load_kubelet(monkeypatch, capsys, tmp_path):
+    kubelet = load_kubelet("1.36", monkeypatch)
     assert _exit(kubelet, ["--version"]) == 0
     assert capsys.readouterr() == ("Kubernetes v1.36.3\n", "")
     # the flag removed in 1.35 stays removed
