@@ -60,7 +60,7 @@ echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers
 export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
-order=(lifecycle_nodes install_e2e upgrade site_faults network components reset etcd stacked_etcd
+order=(upgrade install_e2e network components reset etcd stacked_etcd
        install_orchestration site_pack ha pki validate readme_commands kubeadm air_gapped_controller host_init
        install_drift apiserver_double pack_controller check_mode precheck collection_install execution_environment)
 files=()

@@ -22,6 +22,13 @@ description:
     calls it runs a list of phases in one task (the one kubeadm phase runner of control_plane and nodes).
   - With I(state=recorded) runs nothing and returns which of the I(phases) this host records done
     (for example whether a node has joined), so roles never read the fingerprint files themselves.
+  - With I(state=adopted), for a node that C(kubeadm upgrade) brought to the release of I(config), runs
+    nothing and records the phases as made from I(config) - each phase recorded done (its files present)
+    gets the fingerprint of I(config); a phase of a node's way in (C(preflight), C(local-mode), C(etcd-join),
+    C(kubelet-wait-bootstrap)) that the node never ran, because its join was of an earlier release, is
+    recorded done once another phase of I(phases) is; a phase never recorded otherwise, or with a file
+    missing, is left to run at the next install. So an install at the release the upgrade reached finds
+    the node's phases done instead of running kubeadm's init or join phases again on a running node.
   - Bootstrap tokens and certificate keys are masked in the fingerprint, the returned command
     and the returned output, and never returned.
   - On failure reports kubeadm's exit code and the tail of its output.
@@ -61,17 +68,19 @@ options:
     elements: str
     required: true
   state:
-    description: C(run) runs the phases that need it; C(recorded) only reports which phases this host records done.
+    description:
+      - C(run) runs the phases that need it; C(recorded) only reports which phases this host records done;
+        C(adopted) records the phases a C(kubeadm upgrade) made as made from I(config) (see above).
     type: str
-    choices: [run, recorded]
+    choices: [run, recorded, adopted]
     default: run
   config:
-    description: Path of the kubeadm configuration file on the host. Required with I(state=run).
+    description: Path of the kubeadm configuration file on the host. Required with I(state=run) and I(state=adopted).
     type: path
   version:
     description:
       - Kubernetes version of the cluster (selects the files a phase writes, for example super-admin.conf from 1.29).
-      - Required with I(state=run).
+      - Required with I(state=run) and I(state=adopted).
     type: str
   phase_args:
     description:
@@ -119,12 +128,20 @@ EXAMPLES = r"""
     phases: [kubelet-start]
     state: recorded
   register: joined
+
+- name: After kubeadm upgrade node, the worker's join phases of the new release recorded done
+  offline_pot.tke.kubeadm_phase:
+    command: join
+    phases: [preflight, kubelet-start, kubelet-wait-bootstrap]
+    config: /etc/kubernetes/kubeadm-join.yaml
+    version: 1.36.3
+    state: adopted
 """
 
 RETURN = r"""
 results:
   description: One entry per phase that was considered, in order (the failing one last).
-  returned: state=run
+  returned: state=run or state=adopted
   type: list
   elements: dict
   contains:
@@ -139,8 +156,11 @@ results:
       description: Whether kubeadm ran.
       type: bool
     reason:
-      description: Why the phase ran or did not run.
+      description: Why the phase ran or did not run (with I(state=adopted), why it was recorded or left).
       type: str
+    adopted:
+      description: With I(state=adopted), whether its record was (or in check mode would be) written.
+      type: bool
     fingerprint:
       description: sha256 of the configuration (secrets masked) and arguments.
       type: str
@@ -161,6 +181,11 @@ results:
 ran:
   description: The phases kubeadm ran (or would run, in check mode).
   returned: state=run
+  type: list
+  elements: str
+adopted:
+  description: The phases whose record was written (or would be, in check mode) with I(state=adopted).
+  returned: state=adopted
   type: list
   elements: str
 recorded:
@@ -237,12 +262,55 @@ def _one(module, p, phase, config_text, joined=""):
     return result
 
 
+def _adopt(module, p, phases, config_text):
+    """state=adopted: record the phases a kubeadm upgrade made as made from this configuration."""
+    recorded = _recorded(p, phases)
+    begun = any(recorded.values())
+    results = []
+    for phase in phases:
+        args = list(p["phase_args"].get(phase) or [])
+        try:
+            artifacts = kp.absolute(kp.phase_artifacts(p["command"], phase, p["version"], p["stacked_etcd"]),
+                                    p["kubernetes_dir"])
+        except ValueError as e:
+            module.fail_json(msg=str(e), phase=phase)
+        desired = kp.fingerprint(p["command"], phase, config_text, args)
+        record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
+        before = (_read(record) or "").strip()
+        missing = [a for a in artifacts if not os.path.exists(a)]
+        if missing:
+            adopt, reason = False, "left to run: missing " + ", ".join(missing)
+        elif recorded[phase]:
+            adopt, reason = before != desired, ("recorded as made from this configuration" if before != desired
+                                                else "recorded with this configuration already")
+        elif (p["command"], phase) in kp.JOIN_ONLY and begun:
+            adopt, reason = True, "the node joined under an earlier release, before this phase was one of its way in"
+        else:
+            adopt, reason = False, "left to run: never recorded"
+        if adopt and not module.check_mode:
+            write_file(record, desired + "\n", 0o600, dir_mode=0o700)
+        results.append(dict(phase=phase, adopted=adopt, reason=reason, fingerprint=desired, artifacts=artifacts,
+                            missing=missing, before=dict(fingerprint=before, missing=missing)))
+    adopted = [r["phase"] for r in results if r["adopted"]]
+    recorded = _recorded(p, phases) if not module.check_mode else {ph: recorded[ph] or ph in adopted for ph in phases}
+    out = dict(changed=bool(adopted), results=results, adopted=adopted, recorded=recorded,
+               all_recorded=all(recorded.values()))
+    if module._diff:
+        out["diff"] = [dict(before=r["before"], after=dict(fingerprint=r["fingerprint"], missing=r["missing"]),
+                            before_header=os.path.join(p["state_dir"], kp.state_name(p["command"], r["phase"])),
+                            after_header=os.path.join(p["state_dir"], kp.state_name(p["command"], r["phase"])))
+                       for r in results if r["adopted"]]
+    for r in results:
+        r.pop("before")
+    module.exit_json(**out)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             command=dict(type="str", required=True, choices=["init", "join"]),
             phases=dict(type="list", elements="str", required=True),
-            state=dict(type="str", default="run", choices=["run", "recorded"]),
+            state=dict(type="str", default="run", choices=["run", "recorded", "adopted"]),
             config=dict(type="path"),
             version=dict(type="str"),
             phase_args=dict(type="dict", default={}),
@@ -253,7 +321,7 @@ def main():
             force=dict(type="bool", default=False),
             timeout=dict(type="int", default=600),
         ),
-        required_if=[("state", "run", ("config", "version"))],
+        required_if=[("state", "run", ("config", "version")), ("state", "adopted", ("config", "version"))],
         supports_check_mode=True,
     )
     p = module.params
@@ -263,8 +331,10 @@ def main():
         recorded = _recorded(p, phases)
         module.exit_json(changed=False, recorded=recorded, all_recorded=all(recorded.values()))
     config_text = _read(p["config"])
-    if config_text is None and not module.check_mode:
+    if config_text is None and (p["state"] == "adopted" or not module.check_mode):
         module.fail_json(msg=f"kubeadm configuration {p['config']} does not exist")
+    if p["state"] == "adopted":
+        _adopt(module, p, phases, config_text)
     results, failure = [], None
     # a join whose final phase is recorded (this release's or an earlier one's) has completed: its
     # join-only phases stay behind it

@@ -8,7 +8,7 @@ the controller's site directory (docs/install.md, "Preview with --check").
 
 The install on this site shape is test_install_e2e.py's; since the preview changes nothing here,
 what it proves about fresh hosts holds after a preview too. Check mode over an installed site, and
-the masked diff of a changed secret, are test_site_faults.py's.
+the masked diff of a changed secret, are test_install_e2e.py's.
 """
 import base64
 import hashlib

@@ -53,7 +53,7 @@ import pytest
 import yaml
 
 from harness import fixture_pack, kubeadm_double, playbook, sites
-from harness.playbook import TOP, run_playbook
+from harness.playbook import NO_RESUME, TOP, run_playbook
 from harness.testhosts import TestHosts
 import ha_support as ha
 
@@ -435,6 +435,14 @@ def installed(six, day2):
 def test_install_at_the_reached_release_changes_nothing(six, day2, installed):
     assert node_list(six) == ["h1", "h2", "h3", "h4"]
     rerun_changes_nothing("re-run after the install", installed)
+    # containerd 2's configuration (version 3) keeps the registry credential out of a --diff: a changed
+    # password previewed shows as a masked change of config.toml, the password nowhere in the output
+    changed = "reg-Changed-2468-xyz"
+    preview = timed("registry password change, --check --diff of the runtime phase", INSTALL, installed, "--check",
+                    "--diff", "--tags", "runtime", *NO_RESUME, "-e", f"container_runtime_registry_password={changed}")
+    assert preview.rc == 0 and changed not in preview.output, preview.explain()
+    assert "/etc/containerd/config.toml: a secret changed (masked, not shown)" in preview.output, preview.explain()
+    assert all(six.ssh(h, "sed -n 's/^version = //p' /etc/containerd/config.toml").stdout.strip() == "3" for h in NODES)
 
 
 @pytest.fixture(scope="module")

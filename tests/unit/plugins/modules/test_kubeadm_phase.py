@@ -128,3 +128,60 @@ def test_a_master_that_joined_before_the_local_mode_skips_its_hidden_phases(site
     assert (site["tmp"] / "calls").read_text().splitlines()[-2].startswith(
         "join --config " + str(config) + " --skip-phases preflight,control-plane-prepare,kubelet-start,")
     assert calls(site)[-1] == "control-plane-join"
+
+
+def test_adopted_records_what_a_kubeadm_upgrade_made_and_runs_nothing(site, capsys):
+    """A first master kubeadm upgraded: its recorded phases get the new configuration's fingerprint
+    (a later run finds them done, runs no kubeadm); a phase never recorded is left to run; check mode
+    and a second call write nothing."""
+    state = site["tmp"] / "state"
+    run(capsys, phases=PHASES, phase_args={"bootstrap-token": ["--skip-token-print"]}, **site["args"])
+    assert len(calls(site)) == 3
+    (site["tmp"] / "init.yaml").write_text("kind: InitConfiguration\nkubernetesVersion: v1.31.1\n")
+    before = {f.name: f.read_text() for f in state.iterdir()}
+    adopt = dict(site["args"], version="1.31.1", state="adopted",
+                 phase_args={"bootstrap-token": ["--skip-token-print"]})
+    rc, preview = run(capsys, phases=PHASES, _ansible_check_mode=True, _ansible_diff=True, **adopt)
+    assert rc == 0 and preview["changed"] and preview["adopted"] == PHASES, preview
+    assert {f.name: f.read_text() for f in state.iterdir()} == before and len(preview["diff"]) == 3
+    rc, out = run(capsys, phases=PHASES + ["upload-config all", "kubelet-start"], **adopt)
+    assert rc == 0 and out["changed"] and out["adopted"] == PHASES + ["upload-config all"], out
+    reasons = {r["phase"]: r["reason"] for r in out["results"]}
+    assert reasons["kubelet-start"].startswith("left to run: missing ") and len(calls(site)) == 3
+    rc, again = run(capsys, phases=PHASES, **adopt)
+    assert rc == 0 and not again["changed"] and again["adopted"] == []
+    # the install at that release: nothing to run
+    rc, install = run(capsys, phases=PHASES, phase_args={"bootstrap-token": ["--skip-token-print"]},
+                      **dict(site["args"], version="1.31.1"))
+    assert rc == 0 and install["ran"] == [] and len(calls(site)) == 3, install
+
+
+def test_adopted_completes_the_join_of_a_worker_that_joined_under_an_earlier_release(site, capsys):
+    """A worker joined under 1.31 (preflight, kubelet-start) upgraded to 1.36: kubelet-wait-bootstrap,
+    a phase of a 1.36 node's way in, is recorded done (the install would run it: no completed join
+    in 1.36's terms); on a node that recorded no phase at all nothing is adopted."""
+    k8s, state = site["tmp"] / "k8s", site["tmp"] / "state"
+    for f in state.iterdir():
+        f.unlink()
+    (k8s / "kubelet.conf").write_text("x")
+    (k8s / "pki").mkdir()
+    (k8s / "pki" / "ca.crt").write_text("x")
+    config = site["tmp"] / "join.yaml"
+    config.write_text("kind: JoinConfiguration\n")
+    phases = ["preflight", "kubelet-start", "kubelet-wait-bootstrap"]
+    args = dict(site["args"], command="join", config=str(config), version="1.36.3", state="adopted")
+    rc, out = run(capsys, phases=phases, **args)
+    assert rc == 0 and not out["changed"] and out["adopted"] == [], out
+    for ph in ("preflight", "kubelet-start"):
+        (state / f"join-{ph}.sha256").write_text("x\n")
+    rc, out = run(capsys, phases=phases, **args)
+    assert rc == 0 and "kubelet-wait-bootstrap" in out["adopted"], out
+    reasons = {r["phase"]: r["reason"] for r in out["results"]}
+    assert reasons["kubelet-wait-bootstrap"].startswith("the node joined under an earlier release"), reasons
+    assert out["all_recorded"] and calls(site) == []
+    # (kubelet-start's files are under /var/lib/kubelet, absent on this machine: it is left to run)
+    assert reasons["kubelet-start"].startswith("left to run: missing /var/lib/kubelet/"), reasons
+    rc, install = run(capsys, phases=phases, _ansible_check_mode=True, **dict(args, state="run"))
+    assert rc == 0 and install["ran"] == ["kubelet-start"], install
+    assert {r["phase"]: r["reason"] for r in install["results"]}["kubelet-wait-bootstrap"] == \
+        "artifacts present and configuration unchanged"
