@@ -76,7 +76,7 @@ def test_sample_tke_json_passes_tkes_validation(sample):
 def test_masters_schedulable_in_tke_json_exactly_when_kubeadm_leaves_them_untainted(sample):
     """One value (tke_master_schedule) for tke.json and the control_plane role's kubeadm taints."""
     data, templar = render_sample(sample)
-    tasks = yaml.safe_load((TOP / "roles" / "control_plane" / "tasks" / "main.yml").read_text())
+    tasks = yaml.safe_load((TOP / "roles" / "control_plane" / "tasks" / "settings.yml").read_text())
     facts = next(t["ansible.builtin.set_fact"] for t in tasks if "ansible.builtin.set_fact" in t)
     taints = templar.template(trust_as_template(facts["__control_plane_node"]["taints"]))
     node = {"name": "m1", "advertise_address": "192.0.2.11", "taints": taints}
