@@ -139,6 +139,11 @@ def upgrade_log(th, h):
     return [line for line in out.splitlines() if line.strip()]
 
 
+def kubeadm_log(th, h):
+    """Every kubeadm command the double ran on a host (its command log)."""
+    return th.ssh(h, "cat /var/log/kubeadm-double.log 2>/dev/null || true").stdout.splitlines()
+
+
 def records(th, names=tuple(NODES)):
     return {h: th.ssh(h, "cat /var/lib/offline-pot/phases/upgrade 2>/dev/null || true").stdout.strip() for h in names}
 
@@ -422,13 +427,22 @@ def changed_by_host(run):
 @pytest.fixture(scope="module")
 def installed(six, day2):
     """install.yml at the release the chain reached, over the upgraded site: every phase runs again
-    (its inputs name another release) and finds nothing to change - what the upgrade left is what an
-    install of that release makes."""
+    (its inputs name another release) and finds nothing of the cluster to change - what the upgrade
+    left is what an install of that release makes (no kubeadm phase runs: the upgrade recorded what
+    kubeadm's upgrade made). What it writes is the record of the new inputs: each phase's record on
+    each host, tke.json, and the controller's PKI store (the masters' kubelet.conf in kubeadm's local
+    mode from 1.33, as kubeadm's upgrade wrote it on the hosts); the re-run after it changes nothing."""
     if kubelet_versions(six) != {h: f"v{TARGET}" for h in NODES}:
         pytest.skip(f"the site is not at {TARGET} (the upgrade chain above failed)")
     inv = day2["inventory"](["h1", "h2", "h3"], ["h4"])
+    logged = {h: kubeadm_log(six, h) for h in NODES}
     run = timed(f"install.yml at {TARGET} over the upgraded site", INSTALL, inv)
-    assert run.rc == 0 and run.changed_hosts() == {}, run.explain()
+    ran = {h: [c for c in kubeadm_log(six, h)[len(logged[h]):] if c.startswith(("init ", "join "))] for h in NODES}
+    assert ran == {h: [] for h in NODES}, ran
+    records = ("TASK [offline_pot.tke.tke : Record the phase done on the host]:",
+               "TASK [Render tke.json (TKEStack installer state) from the inventory]:",
+               "TASK [offline_pot.tke.pki : Issue or reuse the cluster's certificates on the controller]:")
+    assert run.rc == 0 and [t for t in run.changed_tasks() if not t.startswith(records)] == [], run.explain()
     return inv
 
 
