@@ -29,7 +29,8 @@ order, on one install (CI budget; the chain 1.31 -> 1.36 step by step):
 Then the site's day 2 at 1.36.3, on the same install (adding and removing nodes, issue 15, items 1
 and 2; docs/lifecycle.md), each step followed by a re-run with changed=0 and the Node list read
 right after it with the official kubectl on h1, not the collection's own client: install.yml at
-the release the chain reached changes nothing on the upgraded site -> 2 workers added (h5, h6:
+the release the chain reached runs no kubeadm phase and writes only the records of its new inputs
+-> 2 workers added (h5, h6:
 install.yml with the hosts in the inventory; containerd 2.1.9 and the kubelet of 1.36 on them) ->
 the removal refused (no confirmation, the last etcd member, the last master, an unreachable node
 without force) with nothing touched -> a worker removed (h6: remove_node.yml, held back by a
