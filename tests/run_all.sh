@@ -51,8 +51,8 @@ checks_pid=$!
 # (the unit tests run in ansible-test units, beside: every file of tests/unit)
 echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers, one test file each at a time)"
 # Worker gwN runs its files on harness instance TH_ID+N (tests/integration/conftest.py). The files
-# are listed longest first (their times in the last full run, measured: lifecycle_nodes 942 s ...
-# execution_environment 21 s) and handed out in this order (--no-loadscope-reorder: by default
+# are listed longest first (their times in the last full run, measured: upgrade 1534 s ...
+# execution_environment 9 s) and handed out in this order (--no-loadscope-reorder: by default
 # pytest-xdist reorders the files by their number of tests), each to the worker about to be free
 # (conftest.py's scheduler: when its file is down to its last test), so the last files to start
 # are short ones; any file not listed runs after. tests/harness/schedule.py prints the schedule a
