@@ -30,9 +30,8 @@ Then the site's day 2 at 1.36.3, on the same install (adding and removing nodes,
 and 2; docs/lifecycle.md), each step followed by a re-run with changed=0 and the Node list read
 right after it with the official kubectl on h1, not the collection's own client: install.yml at
 the release the chain reached runs no kubeadm phase and writes only the records of its new inputs
--> 2 workers added (h5, h6:
-install.yml with the hosts in the inventory; containerd 2.1.9 and the kubelet of 1.36 on them) ->
-the removal refused (no confirmation, the last etcd member, the last master, an unreachable node
+-> 2 workers added (h5, h6: install.yml with the hosts in the inventory; containerd 2.1.9 and the
+kubelet of 1.36 on them) -> the removal refused (no confirmation, the last etcd member, the last master, an unreachable node
 without force) with nothing touched -> a worker removed (h6: remove_node.yml, held back by a
 PodDisruptionBudget first, then install.yml without it) -> h6, reset by the removal, added back as
 a master. (The issue's chain adds the master before removing the worker; with six hosts the
