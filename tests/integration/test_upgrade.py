@@ -273,6 +273,19 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
         return th.ssh(h, "cat /var/lib/kubelet/kubeadm-flags.env /var/lib/kubelet/instance-config.yaml 2>/dev/null",
                       check=False).stdout
     assert all("--container-runtime-endpoint=unix:///run/containerd/containerd.sock" in cri_files(h) for h in NODES)
+    # the plan first, in check mode (docs/lifecycle.md): every node's turn previewed, nothing changes -
+    # no kubeadm upgrade, init or join command on any node, no record, every kubelet and Node as it was
+
+    def upgrading(h):
+        return [c for c in kubeadm_log(th, h) if c.startswith(("upgrade apply", "upgrade node", "init ", "join "))]
+    before = {h: upgrading(h) for h in NODES}
+    plan = timed("upgrade 1.33.13 -> 1.34.10, check mode", UPGRADE, site["inv"], "--check", "--diff",
+                 "-e", "tke_k8s_version=1.34.10")
+    assert plan.rc == 0, plan.explain()
+    assert {h: upgrading(h) for h in NODES} == before and records(th) == {h: "v1.33.13" for h in NODES}
+    assert kubelet_versions(th) == {h: "v1.33.13" for h in NODES}
+    assert not [n["metadata"]["name"] for n in json.loads(kubectl(th, "get nodes -o json"))["items"]
+                if n.get("spec", {}).get("unschedulable")], "check mode left a node cordoned"
     step = timed("upgrade 1.33.13 -> 1.34.10", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.34.10")
     assert step.rc == 0, step.explain()
     assert ("cluster v1.33.13 -> v1.34.10: every node upgraded (the API reports kubelet v1.34.10 on h1, h2, h3, h4)"
