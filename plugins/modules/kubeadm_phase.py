@@ -222,8 +222,9 @@ def _recorded(p, phases):
     return {ph: os.path.exists(os.path.join(p["state_dir"], kp.state_name(p["command"], ph))) for ph in phases}
 
 
-def _one(module, p, phase, config_text, joined=""):
-    """Decide and (unless check mode) run one phase; returns its result, raises _Failed."""
+def _facts(p, phase, config_text):
+    """A phase's arguments, the files it produces, the fingerprint of this configuration (None: not
+    written yet), its record file and what it holds (None: none), its files missing; raises _Failed."""
     args = list(p["phase_args"].get(phase) or [])
     try:
         artifacts = kp.absolute(kp.phase_artifacts(p["command"], phase, p["version"], p["stacked_etcd"]),
@@ -232,8 +233,13 @@ def _one(module, p, phase, config_text, joined=""):
         raise _Failed(str(e), dict(phase=phase))
     desired = None if config_text is None else kp.fingerprint(p["command"], phase, config_text, args)
     record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
-    recorded = _read(record)
     missing = [a for a in artifacts if not os.path.exists(a)]
+    return args, artifacts, desired, record, _read(record), missing
+
+
+def _one(module, p, phase, config_text, joined=""):
+    """Decide and (unless check mode) run one phase; returns its result, raises _Failed."""
+    args, artifacts, desired, record, recorded, missing = _facts(p, phase, config_text)
     key = (p["command"], phase)
     run, reason = kp.decide(missing, recorded, desired, p["force"], once=key in kp.RUN_ONCE,
                             joined=joined if key in kp.JOIN_ONLY else "")
@@ -268,16 +274,11 @@ def _adopt(module, p, phases, config_text):
     begun = any(recorded.values())
     results = []
     for phase in phases:
-        args = list(p["phase_args"].get(phase) or [])
         try:
-            artifacts = kp.absolute(kp.phase_artifacts(p["command"], phase, p["version"], p["stacked_etcd"]),
-                                    p["kubernetes_dir"])
-        except ValueError as e:
-            module.fail_json(msg=str(e), phase=phase)
-        desired = kp.fingerprint(p["command"], phase, config_text, args)
-        record = os.path.join(p["state_dir"], kp.state_name(p["command"], phase))
-        before = (_read(record) or "").strip()
-        missing = [a for a in artifacts if not os.path.exists(a)]
+            dummy, artifacts, desired, record, before, missing = _facts(p, phase, config_text)
+        except _Failed as e:
+            module.fail_json(msg=e.args[0], phase=phase)
+        before = (before or "").strip()
         if missing:
             adopt, reason = False, "left to run: missing " + ", ".join(missing)
         elif recorded[phase]:
