@@ -578,8 +578,11 @@ def test_remove_a_worker(six, day2, removed):
     journal = json.loads((day2["dir"] / ".tke" / "journal.json").read_text())
     assert not [p for p, hosts in journal["phases"].items() if "h6" in hosts], journal["phases"]
     # a second run changes nothing (the Node is gone, the host reset)
-    again = timed("remove worker h6 again", REMOVE, inv, "-e", "node=h6", "-e", "remove_node_confirm=true")
-    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    # (--diff: a failure shows what the cleanup found, and h6's side of it)
+    again = timed("remove worker h6 again", REMOVE, inv, "-e", "node=h6", "-e", "remove_node_confirm=true", "--diff")
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain() + six.ssh(
+        "h6", "ls -la --time-style=full-iso /etc/cni /etc/cni/net.d /var/lib/cni; systemctl status containerd kubelet;"
+        " journalctl -b --no-pager -n 40 -u containerd", check=False).stdout
     # h6 out of the inventory: install.yml tells the remaining hosts, and says which and why
     five = day2["inventory"](["h1", "h2", "h3"], ["h4", "h5"])
     told = timed("install.yml without h6", INSTALL, five)
