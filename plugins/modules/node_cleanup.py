@@ -14,8 +14,9 @@ description:
   - One call per role of the reset (C(playbooks/reset.yml)). It first finds what is there, then
     removes only that, so a second run reports no change.
   - Stops and disables each of I(services) that is active or enabled (C(systemctl disable --now)).
-  - Unmounts every mount point at or below I(paths) (deepest first), then removes each path that
-    exists (files, links, whole directories). A removed unit file makes it run C(systemctl daemon-reload).
+  - Unmounts every mount point at or below I(paths) and I(empty) (deepest first), then removes each
+    path that exists (files, links, whole directories) and everything inside each directory of I(empty)
+    (the directory stays). A removed unit file makes it run C(systemctl daemon-reload).
   - Removes the netfilter chains (iptables and ip6tables, every table) whose names start with one of
     I(chain_prefixes), with the rules of other chains that jump to them, in one C(iptables-restore
     --noflush) per table and family.
@@ -44,6 +45,14 @@ options:
     type: list
     elements: path
     default: []
+  empty:
+    description:
+      - Directories emptied, not removed - for a directory a running service watches and may not lose
+        (containerd 2 exits when its CNI configuration directory is deleted, and its restart creates it again).
+      - A directory that does not exist is left alone.
+    type: list
+    elements: path
+    default: []
   chain_prefixes:
     description: Netfilter chains whose names start with one of these are removed (e.g. C(KUBE-), C(FLANNEL-)).
     type: list
@@ -68,7 +77,8 @@ EXAMPLES = r"""
 
 - name: Remove the pod network's state
   offline_pot.tke.node_cleanup:
-    paths: [/etc/cni/net.d, /var/lib/cni, /run/flannel]
+    empty: [/etc/cni/net.d]
+    paths: [/var/lib/cni, /run/flannel]
     chain_prefixes: [KUBE-, FLANNEL-, cali-]
     links: [cni0, flannel.*, kube-ipvs0]
 """
@@ -85,7 +95,7 @@ unmounted:
   type: list
   elements: str
 removed:
-  description: Paths removed.
+  description: Paths removed (for a directory of I(empty), each entry in it).
   returned: always
   type: list
   elements: str
@@ -151,6 +161,7 @@ def main():
         argument_spec=dict(
             services=dict(type="list", elements="str", default=[]),
             paths=dict(type="list", elements="path", default=[]),
+            empty=dict(type="list", elements="path", default=[]),
             chain_prefixes=dict(type="list", elements="str", default=[]),
             links=dict(type="list", elements="str", default=[]),
             ipvs_clear=dict(type="bool", default=False),
@@ -159,10 +170,11 @@ def main():
     )
     p = module.params
     systemctl, services = _services(module, p["services"])
-    paths = [x for x in p["paths"] if os.path.lexists(x)]
+    paths = [x for x in p["paths"] if os.path.lexists(x)] + [
+        os.path.join(d, name) for d in p["empty"] if os.path.isdir(d) for name in sorted(os.listdir(d))]
     try:
         with open("/proc/mounts") as f:
-            mounts = nc.mounts_under(f.read(), p["paths"])
+            mounts = nc.mounts_under(f.read(), p["paths"] + p["empty"])
     except OSError:
         mounts = []
     netfilter = _netfilter(module, p["chain_prefixes"])

@@ -32,8 +32,9 @@ CALICO_KINDS = ("namespaces,configmaps,daemonsets,deployments,serviceaccounts,cl
 CALICO_NAMES = ("calico-cni-plugin", "calico-kube-controllers", "calico-node")
 SERVICES = ["kubelet", "containerd", "etcd", "keepalived", "tke-registry", "haproxy"]
 # what the install leaves on a host that a reset removes (every host of this site has each one it
-# ran: the check is "none left", on every host)
-PATHS = ["/etc/kubernetes", "/var/lib/kubelet", "/etc/containerd", "/var/lib/containerd", "/etc/cni/net.d",
+# ran: the check is "none left", on every host; the CNI configuration directory is emptied, not
+# removed: containerd 2 exits when it goes, roles/network/tasks/reset.yml)
+PATHS = ["/etc/kubernetes", "/var/lib/kubelet", "/etc/containerd", "/var/lib/containerd", "/etc/cni/net.d/*",
          "/etc/etcd", "/var/lib/etcd", "/etc/tke", "/etc/tke-registry", "/etc/keepalived/keepalived.conf",
          "/etc/systemd/system/kubelet.service", "/etc/systemd/system/containerd.service",
          "/etc/systemd/system/etcd.service", "/etc/systemd/system/tke-registry.service",

@@ -81,3 +81,19 @@ def test_a_removed_unit_file_reloads_systemd(host, tmp_path, capsys, monkeypatch
     monkeypatch.setattr(node_cleanup, "UNIT_DIRS", (str(tmp_path / "etc" / "systemd") + "/",))
     run(capsys, paths=[str(unit)])
     assert ["/x/systemctl", "daemon-reload"] in host["ran"]
+
+
+def test_a_directory_to_empty_keeps_itself_and_loses_what_it_holds(host, tmp_path, capsys):
+    # containerd 2 exits when its CNI configuration directory is deleted (its restart makes it again):
+    # the network's reset empties it
+    conf = tmp_path / "net.d"
+    (conf / "sub").mkdir(parents=True)
+    (conf / "10-flannel.conflist").write_text("{}")
+    (conf / "sub" / "x").write_text("x")
+    args = dict(empty=[str(conf), str(tmp_path / "absent")])
+    checked = run(capsys, _ansible_check_mode=True, _ansible_diff=True, **args)
+    assert checked["changed"] and checked["removed"] == [str(conf / "10-flannel.conflist"), str(conf / "sub")]
+    assert f"path {conf / 'sub'}\n" in checked["diff"]["before"] and (conf / "sub" / "x").exists()
+    assert run(capsys, **args)["changed"]
+    assert conf.is_dir() and not list(conf.iterdir())
+    assert not run(capsys, **args)["changed"]
