@@ -1,6 +1,6 @@
-"""The network phase and cluster health on the HA keepalived site of 3 masters and 2 workers.
+"""The network phase and cluster health on the HA keepalived site of 2 masters and 1 worker.
 
-h1-h3 are masters holding the API VIP with keepalived, h4 and h5 workers; etcd is external on h1
+h1 and h2 are masters holding the API VIP with keepalived, h3 a worker; etcd is external on h1
 (the API server double keeps its objects there, so every master serves the same objects); the
 registry on h1 serves the fixture pack's stand-in network images. The kubeadm, kubelet and
 kube-apiserver test doubles are on the hosts (tests/kubeadm_double, tests/apiserver_double): the
@@ -8,7 +8,7 @@ kubelet double reports its Node Ready only with a valid CNI configuration in /et
 API double validates every object against Kubernetes' schemas and reports a DaemonSet ready when
 its images are in the registry.
 
-One site, in this order (the CI budget has room for one 5-host install): flannel installed, re-run
+One site, in this order (one 3-host install: CI budget): flannel installed, re-run
 (journal) and its network phase re-converged with the journal off, both changed=0 (every phase
 re-converged with the journal off: test_install_e2e.py); check mode of the network phase
 with another MTU changes nothing and says what would change; status.yml; an object with a schema
@@ -32,7 +32,7 @@ from harness.testhosts import TestHosts
 
 INSTALL = TOP / "install.yml"
 STATUS = TOP / "playbooks" / "status.yml"
-NODES = ["h1", "h2", "h3", "h4", "h5"]
+NODES = ["h1", "h2", "h3"]
 TIMES = {}
 SITE_CNI = """- name: The site's own CNI
   hosts: masters:workers
@@ -59,25 +59,24 @@ timed = functools.partial(playbook.timed, times=TIMES)
 
 
 @pytest.fixture(scope="module")
-def five(testhosts):
-    """The session's hosts plus h4 and h5, all fresh, on the same harness instance."""
-    th = TestHosts(th_id=testhosts.th_id, count=5)
+def three(testhosts):
+    """The session's hosts, all fresh."""
+    th = TestHosts(th_id=testhosts.th_id, count=3)
     th.reset(*NODES)   # fresh machines, whatever ran on the session's hosts before
     th.up()
-    yield th
-    th.down("h4", "h5")
+    return th
 
 
 @pytest.fixture(scope="module")
-def site(five, tmp_path_factory):
-    th = five
+def site(three, tmp_path_factory):
+    th = three
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(th.info["TH_REPO"]))
     kubeadm_double.install(th)
     # TH_NETWORK_DIR: a stable site directory (inventory, journal), to resume the scenario on hosts
     # kept with TH_KEEP=1 after a failure
     d = Path(os.environ["TH_NETWORK_DIR"]) if os.environ.get("TH_NETWORK_DIR") else tmp_path_factory.mktemp("network")
     inv = th.write_inventory(
-        d / "hosts.yml", groups={"masters": NODES[:3], "workers": NODES[3:], "etcd": ["h1"], "registry": ["h1"]},
+        d / "hosts.yml", groups={"masters": NODES[:2], "workers": NODES[2:], "etcd": ["h1"], "registry": ["h1"]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
                     "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
@@ -117,15 +116,15 @@ def cni_dirs(th, nodes=tuple(NODES)):
 
 
 @pytest.fixture(scope="module")
-def flannel(five, site):
-    run = timed("install (flannel, 5 hosts)", INSTALL, site["inv"])
+def flannel(three, site):
+    run = timed("install (flannel, 3 hosts)", INSTALL, site["inv"])
     assert run.rc == 0, run.explain()
-    five.kubectl_client("h1")
+    three.kubectl_client("h1")
     return run
 
 
-def test_flannel_install(five, site, flannel):
-    th = five
+def test_flannel_install(three, site, flannel):
+    th = three
     assert "Phase network" in flannel.output
     for h in NODES:
         assert shows(flannel, f"'  {h}: Ready"), (h, flannel.output[-4000:])
@@ -150,10 +149,10 @@ def test_flannel_install(five, site, flannel):
         assert th.ssh(h, "cat /etc/cni/net.d/10-flannel.conflist").stdout.strip() == cfg["cni-conf.json"].strip()
 
 
-def test_rerun_and_reconverge_change_nothing(five, site, flannel):
+def test_rerun_and_reconverge_change_nothing(three, site, flannel):
     again = timed("re-run (journal)", INSTALL, site["inv"])
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
-    assert shows(again, "'  h5: Ready")
+    assert shows(again, "'  h3: Ready")
     off = timed("re-converge of the network phase (journal off)", INSTALL, site["inv"], "--tags", "network",
                 *NO_RESUME)
     assert off.rc == 0 and off.changed_hosts() == {}, off.explain()
@@ -161,8 +160,8 @@ def test_rerun_and_reconverge_change_nothing(five, site, flannel):
     assert "k8s_apply" not in " ".join(off.changed_tasks())
 
 
-def test_check_mode_reports_and_changes_nothing(five, site, flannel):
-    th = five
+def test_check_mode_reports_and_changes_nothing(three, site, flannel):
+    th = three
     before = kubectl(th, "-n kube-flannel get cm kube-flannel-cfg -o json").stdout
     run = timed("check mode (network, MTU 1400)", INSTALL, site["inv"], "--tags", "network", "--check", "--diff",
                 "-e", '{"tke_network_mtu": 1400, "force_phases": "network"}')
@@ -181,7 +180,7 @@ def test_status_lists_every_node_ready(site, flannel):
         assert shows(run, f"'  {h}: Ready"), run.explain()
 
 
-def test_schema_error_names_object_and_field(five, site, flannel):
+def test_schema_error_names_object_and_field(three, site, flannel):
     bad = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bad", "namespace": "kube-flannel"},
            "spec": {"selector": {"matchLabels": {"app": "bad"}},
                     "template": {"metadata": {"labels": {"app": "bad"}}, "spec": {"containers": [
@@ -197,15 +196,15 @@ def test_schema_error_names_object_and_field(five, site, flannel):
     # the real server's 422 for a port out of range (a wrong type would be its 400 "cannot unmarshal")
     assert shows(run, "spec.template.spec.containers[0].ports[0].containerPort"), run.explain()
     assert shows(run, "must be between 1 and 65535, inclusive"), run.explain()
-    assert kubectl(five, "-n kube-flannel get ds bad").returncode != 0
+    assert kubectl(three, "-n kube-flannel get ds bad").returncode != 0
 
 
-def test_switch_to_calico(five, site, flannel):
-    th = five
+def test_switch_to_calico(three, site, flannel):
+    th = three
     # the whole install.yml, no --tags: a phase's inputs are the settings its roles read, so the
     # plugin switch re-runs the network phase and the offline phase (which checks that the pack has
     # the plugin's images), and no other (before, every tke_* setting was every phase's input and
-    # all twelve phases ran again on all five hosts)
+    # all twelve phases ran again on every host)
     run = timed("install.yml, flannel -> calico", INSTALL, site["inv"], "-e", '{"tke_network_plugin": "calico"}')
     assert run.rc == 0, run.explain()
     ran = {phase: hosts for phase, hosts in run.phase_hosts().items() if hosts}
@@ -216,8 +215,8 @@ def test_switch_to_calico(five, site, flannel):
     crds = objects_of(th, "customresourcedefinitions")
     assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
     assert cni_dirs(th) == {h: ["10-calico.conflist"] for h in NODES}
-    conf = json.loads(th.ssh("h4", "cat /etc/cni/net.d/10-calico.conflist").stdout)
-    assert conf["plugins"][0]["nodename"] == "h4" and conf["plugins"][0]["mtu"] == 0
+    conf = json.loads(th.ssh("h3", "cat /etc/cni/net.d/10-calico.conflist").stdout)
+    assert conf["plugins"][0]["nodename"] == "h3" and conf["plugins"][0]["mtu"] == 0
     # calico's install-cni (started with each calico-node pod) writes the node's file from the
     # ConfigMap; the role's file must be byte for byte the same, or every journal-off run rewrites it
     for h in NODES:
@@ -227,8 +226,8 @@ def test_switch_to_calico(five, site, flannel):
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
 
 
-def test_none_leaves_no_network_object(five, site, flannel):
-    th = five
+def test_none_leaves_no_network_object(three, site, flannel):
+    th = three
     hook = site["dir"] / "hooks" / "network" / "before.yml"
     hook.parent.mkdir(parents=True, exist_ok=True)
     hook.write_text(SITE_CNI)
