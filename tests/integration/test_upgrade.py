@@ -35,7 +35,7 @@ the release the chain reached runs no kubeadm phase and writes only the records 
 kubelet of 1.36 on them) -> the removal refused (no confirmation, the last etcd member, the last master, an unreachable node
 without force) with nothing touched -> a worker removed (h6: remove_node.yml, held back by a
 PodDisruptionBudget first, then install.yml without it) -> h6, reset by the removal, added back as
-a master. (The issue's chain adds the master before removing the worker; with six hosts the
+a master. (The issue's chain adds the master before removing the worker; with five hosts the
 removed worker is the host that comes back as the third master.)
 (The 1.30 -> 1.31 step, v1beta3 uploaded as v1beta4, is the double's unit test
 test_kubeadm_double_upgrade.py::test_upload_moves_the_configuration_to_v1beta4.)
