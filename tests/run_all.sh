@@ -51,8 +51,8 @@ checks_pid=$!
 # (the unit tests run in ansible-test units, beside: every file of tests/unit)
 echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers, one test file each at a time)"
 # Worker gwN runs its files on harness instance TH_ID+N (tests/integration/conftest.py). The files
-# are listed longest first (their times in the last full run, measured: upgrade 1534 s ...
-# execution_environment 9 s) and handed out in this order (--no-loadscope-reorder: by default
+# are listed longest first (their times in the last full run, measured: upgrade 1840 s ...
+# check_mode 28 s) and handed out in this order (--no-loadscope-reorder: by default
 # pytest-xdist reorders the files by their number of tests), each to the worker about to be free
 # (conftest.py's scheduler: when its file is down to its last test), so the last files to start
 # are short ones; any file not listed runs after. tests/harness/schedule.py prints the schedule a
@@ -60,9 +60,9 @@ echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers
 export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
-order=(upgrade install_e2e network components reset etcd stacked_etcd
-       install_orchestration site_pack ha pki validate readme_commands kubeadm air_gapped_controller host_init
-       install_drift apiserver_double pack_controller check_mode precheck collection_install execution_environment)
+order=(upgrade install_e2e components network etcd reset install_orchestration stacked_etcd
+       ha site_pack air_gapped_controller validate readme_commands host_init pki kubeadm install_drift
+       apiserver_double precheck pack_controller collection_install execution_environment check_mode)
 files=()
 for t in "${order[@]}"; do [ -f "tests/integration/test_$t.py" ] && files+=("tests/integration/test_$t.py"); done
 for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
