@@ -14,9 +14,9 @@ description:
   - One call per role of the reset (C(playbooks/reset.yml)). It first finds what is there, then
     removes only that, so a second run reports no change.
   - Stops and disables each of I(services) that is active or enabled (C(systemctl disable --now)).
-  - Unmounts every mount point at or below I(paths) and I(empty) (deepest first), then removes each
-    path that exists (files, links, whole directories) and everything inside each directory of I(empty)
-    (the directory stays). A removed unit file makes it run C(systemctl daemon-reload).
+  - Unmounts every mount point at or below I(paths) and what the directories of I(empty) hold (deepest
+    first), then removes each path that exists (files, links, whole directories) and everything inside
+    each directory of I(empty) (the directory stays). A removed unit file makes it run C(systemctl daemon-reload).
   - Removes the netfilter chains (iptables and ip6tables, every table) whose names start with one of
     I(chain_prefixes), with the rules of other chains that jump to them, in one C(iptables-restore
     --noflush) per table and family.
@@ -170,11 +170,12 @@ def main():
     )
     p = module.params
     systemctl, services = _services(module, p["services"])
-    paths = [x for x in p["paths"] if os.path.lexists(x)] + [
-        os.path.join(d, name) for d in p["empty"] if os.path.isdir(d) for name in sorted(os.listdir(d))]
+    # what each directory to empty holds goes as a path of its own; the directory stays
+    held = [os.path.join(d, name) for d in p["empty"] if os.path.isdir(d) for name in sorted(os.listdir(d))]
+    paths = [x for x in p["paths"] if os.path.lexists(x)] + held
     try:
         with open("/proc/mounts") as f:
-            mounts = nc.mounts_under(f.read(), p["paths"] + p["empty"])
+            mounts = nc.mounts_under(f.read(), p["paths"] + held)
     except OSError:
         mounts = []
     netfilter = _netfilter(module, p["chain_prefixes"])
