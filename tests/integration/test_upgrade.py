@@ -1,6 +1,6 @@
 """playbooks/upgrade.yml on an installed 1.31 site: 2 masters (h1, h2) with the keepalived VIP, 1 worker
 (h4; h3 is not part of this site: 2 masters prove the rolling order and the VIP's hand-over as 3 would,
-at two thirds of the chain's work - CI budget), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
+at three quarters of the chain's work - CI budget), external etcd on h1, the fixture site pack carrying kubeadm and kubelet 1.30.4, 1.31.1,
 1.32.13, 1.33.13, 1.34.10, 1.35.7 and 1.36.3 (launchers of the doubles acting as that version). In
 order, on one install (CI budget; the chain 1.31 -> 1.36 step by step):
 
