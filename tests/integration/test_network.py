@@ -75,13 +75,7 @@ def site(three, tmp_path_factory):
     # TH_NETWORK_DIR: a stable site directory (inventory, journal), to resume the scenario on hosts
     # kept with TH_KEEP=1 after a failure
     d = Path(os.environ["TH_NETWORK_DIR"]) if os.environ.get("TH_NETWORK_DIR") else tmp_path_factory.mktemp("network")
-    inv = th.write_inventory(
-        d / "hosts.yml", groups={"masters": NODES[:2], "workers": NODES[2:], "etcd": ["h1"], "registry": ["h1"]},
-        group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(th), "tke_site_pack": str(pack),
-                    "site_repo_packages": ["conntrack", "socat"],
-                    "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                    "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
-                    "tke_hooks_dir": str(d / "hooks")})
+    inv = sites.ha_keepalived(th, d / "hosts.yml", pack, tke_hooks_dir=str(d / "hooks"))
     return {"inv": inv, "dir": d}
 
 
