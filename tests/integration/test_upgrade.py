@@ -521,10 +521,12 @@ def test_removal_refused_before_anything_is_touched(six, day2, two_workers):
     assert made.returncode == 0, made.stderr
     before = nodes(six)
 
-    def refused(inventory, *args, reason):
+    def refused(inventory, *args, reason, contacted=False):
         run = run_playbook(REMOVE, inventory, *args)
         assert run.rc != 0 and reason in flat(run.output), run.explain()
         assert run.total("changed") == 0, run.explain()
+        # what the inventory alone decides is refused before any host is contacted (no host read)
+        assert ("Read which machine this is" in run.output) == contacted, run.explain()
         return run
 
     refused(inv, "-e", "node=h6", reason="confirm with -e remove_node_confirm=true; nothing was touched")
@@ -537,7 +539,7 @@ def test_removal_refused_before_anything_is_touched(six, day2, two_workers):
     lost = day2["inventory"](["h1", "h2"], ["h4", "h5", "h6"], name="lost.yml",
                              h6={"ansible_host": six.ip("h1").rsplit(".", 1)[0] + ".99"})
     refused(lost, "-e", "node=h6", "-e", "remove_node_confirm=true",
-            reason="h6: unreachable - it can be neither drained nor reset; -e force=true removes it")
+            reason="h6: unreachable - it can be neither drained nor reset; -e force=true removes it", contacted=True)
     # nothing touched: the Nodes as they were (none cordoned), the pods in place, h6's kubelet running
     after = nodes(six)
     assert sorted(after) == sorted(before) and not any(n["spec"].get("unschedulable") for n in after.values())
