@@ -33,7 +33,7 @@ echo "== setup done in $(( $(date +%s) - t0 )) s"
 # alone leave about a fifth of the CPU idle, mostly while hosts boot and services wait: measured, the
 # whole run 2249 s with the checks first, 2159 s beside); their output is printed after the
 # scenarios', and a failure of either fails the run. They run at the lowest CPU priority (nice 19,
-# set on their shell before it starts anything): they finish in a third of the run, so they take
+# set on their shell before it starts anything): they finish in about a quarter of the run, so they take
 # the CPU the scenarios leave idle instead of slowing the scenarios, which are the run's length.
 checks_log=$(mktemp --suffix=.checks.log)
 (
