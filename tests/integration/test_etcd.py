@@ -119,6 +119,7 @@ def test_etcd_backup_wipe_restore(testhosts, cluster):
     # without confirmation, the restore refuses and touches nothing
     refused = run_playbook(RESTORE, cluster, extra_vars={"etcd_restore_snapshot": snapshot})
     assert refused.rc != 0 and "etcd_restore_confirm=true" in refused.output, refused.explain()
+    assert "Read which machine this is" not in refused.output, "a host was read:\n" + refused.explain()
     testhosts.ssh("h1", f"{CTL} --endpoints=https://127.0.0.1:2379 get /tke/proof")
 
     # disaster: every member's data is wiped
