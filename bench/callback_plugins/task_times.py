@@ -28,11 +28,15 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self._start = {}
         self._rows = []
+        self._task_starts = []   # (epoch, task): when the strategy started each task (the gaps: Ansible's own time)
         self._playbook = ""
         self._test = (os.environ.get("PYTEST_CURRENT_TEST") or "").split(" ")[0]
 
     def v2_playbook_on_start(self, playbook):
         self._playbook = os.path.basename(playbook._file_name)
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._task_starts.append((time.time(), task.get_name()))
 
     def v2_runner_on_start(self, host, task):
         self._start[(host.get_name(), task._uuid)] = time.monotonic()
@@ -46,6 +50,7 @@ class CallbackModule(CallbackBase):
         delegated = (task.delegate_to or "") in ("localhost", "127.0.0.1")
         self._rows.append({"host": key[0], "task": task.get_name(), "action": task.action, "status": status,
                            "seconds": round(time.monotonic() - began, 3), "on_controller": delegated,
+                           "end": round(time.time(), 3),
                            "playbook": self._playbook, "test": self._test})
 
     def v2_runner_on_ok(self, result):
@@ -65,3 +70,8 @@ class CallbackModule(CallbackBase):
         if path:
             with open(path, "a", encoding="utf-8") as out:
                 out.writelines(json.dumps(r) + "\n" for r in self._rows)
+        starts = os.environ.get("TASK_STARTS_FILE")
+        if starts:   # when the strategy started each task: the gaps between tasks are Ansible's own time
+            with open(starts, "a", encoding="utf-8") as out:
+                out.writelines(json.dumps({"start": t, "task": n, "playbook": self._playbook}) + "\n"
+                               for t, n in self._task_starts)

@@ -4,9 +4,13 @@ kubeadm binary at tke_kubeadm_bin" (/usr/local/bin); the kubelet double starts t
 kube-apiserver double for the kube-apiserver static pod manifest."""
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.machinery
 import importlib.util
 import io
+import os
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -15,6 +19,10 @@ import yaml
 
 DOUBLE = Path(__file__).resolve().parent.parent / "kubeadm_double"
 APISERVER = Path(__file__).resolve().parent.parent / "apiserver_double"
+# the doubles' files as one read-only overlay layer per content (layer())
+LAYERS = DOUBLE.parent.parent / ".cache" / "doubles-layer"
+API_DIR, DOUBLE_DIR = "usr/local/lib/apiserver-double", "usr/local/lib/kubeadm-double"
+STAMP = ".layer"   # in API_DIR: the digest of the layer the host has
 
 
 def _acting():
@@ -148,8 +156,10 @@ def _skip(path: Path) -> bool:
     return False
 
 
+@functools.cache
 def apiserver_tar() -> bytes:
-    """/usr/local/lib/apiserver-double: the double and its vendored Python packages."""
+    """/usr/local/lib/apiserver-double: the double and its vendored Python packages (58 MB, about
+    9,900 files: kubernetes-validate's schemas of SCHEMA_VERSIONS)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         def add(src: Path, arc: str):
@@ -173,6 +183,52 @@ def apiserver_tar() -> bytes:
     return buf.getvalue()
 
 
+@functools.cache
+def double_tar() -> bytes:
+    """/usr/local/lib/kubeadm-double: the kubeadm and kubelet doubles, their modules and PyYAML."""
+    yaml_pkg = Path(yaml.__file__).parent
+    modules = sorted(p.name for p in DOUBLE.glob("*.py"))
+    return subprocess.run(["tar", "-C", str(DOUBLE), "-cf", "-", "kubeadm", "kubelet", *modules,
+                           "-C", str(yaml_pkg.parent), "--exclude=__pycache__", "--exclude=*.so", yaml_pkg.name],
+                          check=True, capture_output=True).stdout
+
+
+def layer_digest() -> str:
+    return hashlib.sha256(apiserver_tar() + double_tar()).hexdigest()[:16]
+
+
+@functools.cache
+def layer() -> Path:
+    """A directory with both doubles' files where install() puts them (API_DIR, DOUBLE_DIR) and the
+    layer's digest (STAMP), made once per content under .cache/doubles-layer/<digest> and never
+    changed: TestHosts stacks it read-only over the rootfs of every host it starts (testhosts.sh's
+    TH_LAYERS), so install() copies nothing there. Copied into each host instead, they cost about
+    3 s of CPU per host (58 MB over SSH, 9,900 files written into the host's overlay). A host has
+    the files from its start, but nothing uses them until install() links kubeadm and the kubelet
+    into /usr/local/bin. Layers of other contents (older sources) are left to the hosts still on
+    them and removed after a week."""
+    digest = layer_digest()
+    path = LAYERS / digest
+    if not path.is_dir():
+        LAYERS.mkdir(parents=True, exist_ok=True)
+        tmp = LAYERS / f".{digest}.{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        for sub, data in ((API_DIR, apiserver_tar()), (DOUBLE_DIR, double_tar())):
+            (tmp / sub).mkdir(parents=True)
+            subprocess.run(["tar", "-C", str(tmp / sub), "--no-same-owner", "-xf", "-"], input=data, check=True)
+        (tmp / API_DIR / STAMP).write_text(digest + "\n")
+        for d in [tmp, *(p for p in tmp.rglob("*") if p.is_dir())]:
+            d.chmod(0o755)   # readable by the hosts' services (the caller's umask may be 077)
+        try:
+            tmp.rename(path)
+        except OSError:      # another process made it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+        for old in LAYERS.iterdir():
+            if old != path and old.stat().st_mtime < path.stat().st_mtime - 7 * 86400:
+                shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
 def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: str = "1.30",
             file_store: bool = False) -> None:
     """The doubles (with a copy of PyYAML) under /usr/local/lib/kubeadm-double, symlinked into
@@ -183,28 +239,24 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
     file_store: a scenario that runs no etcd (the etcd phase not among its tags): the API double
     keeps its objects in a file on each host (the mark `file-store` beside it) instead of exiting
     for want of the etcd its flags name, as a real kube-apiserver would."""
-    yaml_pkg = Path(yaml.__file__).parent
     if kubeadm_version not in ACTS_AS:
         raise ValueError(f"the kubeadm double acts as kubeadm {', '.join(ACTS_AS)}, not {kubeadm_version}")
-    modules = sorted(p.name for p in DOUBLE.glob("*.py"))
-    tar = subprocess.run(["tar", "-C", str(DOUBLE), "-cf", "-", "kubeadm", "kubelet", *modules,
-                          "-C", str(yaml_pkg.parent), "--exclude=__pycache__", "--exclude=*.so", yaml_pkg.name],
-                         check=True, capture_output=True).stdout
-    api_tar = apiserver_tar()
+    digest = layer_digest()
     for h in names or th.names:
-        subprocess.run(ssh_argv(th, h) + [
-            "mkdir -p /usr/local/lib/kubeadm-double && tar -C /usr/local/lib/kubeadm-double -xf - && "
-            f"echo {kubeadm_version} > /usr/local/lib/kubeadm-double/version && "
-            "ln -sf /usr/local/lib/kubeadm-double/kubeadm /usr/local/bin/kubeadm && "
-            "ln -sf /usr/local/lib/kubeadm-double/kubelet /usr/local/bin/kubelet"], input=tar, check=True, timeout=120)
-        subprocess.run(ssh_argv(th, h) + [
-            "rm -rf /usr/local/lib/apiserver-double && mkdir -p /usr/local/lib/apiserver-double && "
-            "tar -C /usr/local/lib/apiserver-double -xf -"
-            + (" && touch /usr/local/lib/apiserver-double/file-store" if file_store else "")],
-            input=api_tar, check=True, timeout=300)
+        # the files: from the host's layer (layer()) when it has this content, else copied in
+        if th.ssh(h, f"cat /{API_DIR}/{STAMP}", check=False).stdout.strip() != digest:
+            subprocess.run(ssh_argv(th, h) + [
+                f"mkdir -p /{DOUBLE_DIR} && tar -C /{DOUBLE_DIR} -xf -"], input=double_tar(), check=True, timeout=120)
+            subprocess.run(ssh_argv(th, h) + [
+                f"rm -rf /{API_DIR} && mkdir -p /{API_DIR} && tar -C /{API_DIR} -xf -"],
+                input=apiserver_tar(), check=True, timeout=300)
         hosts_line = (f" && (grep -q ' api.tke.com$' /etc/hosts || echo '{api_domain_ip} api.tke.com' >> /etc/hosts)"
                       if api_domain_ip else "")
-        th.ssh(h, "(apt-get update -qq && apt-get install -y -qq python3-cryptography etcd-client) >/dev/null 2>&1; "
+        th.ssh(h, f"echo {kubeadm_version} > /{DOUBLE_DIR}/version && "
+                  f"ln -sf /{DOUBLE_DIR}/kubeadm /usr/local/bin/kubeadm && "
+                  f"ln -sf /{DOUBLE_DIR}/kubelet /usr/local/bin/kubelet && "
+                  + (f"touch /{API_DIR}/file-store && " if file_store else f"rm -f /{API_DIR}/file-store && ")
+                  + "{ (apt-get update -qq && apt-get install -y -qq python3-cryptography etcd-client) >/dev/null 2>&1 || true; } && "
                   "python3 -c 'import cryptography' && command -v etcdctl >/dev/null && "
                   "python3 -c 'import sys; sys.path[:0] = [\"/usr/local/lib/apiserver-double/vendor\", \"/usr/local/lib/kubeadm-double\"]; "
                   "import kubernetes_validate'" + hosts_line, timeout=300)

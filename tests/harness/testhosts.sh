@@ -17,7 +17,10 @@
 # Environment: TH_ID (instance 0-99, default 1): bridge thbr$TH_ID, subnet 172.30.$TH_ID.0/24,
 # state under $TH_CACHE/run-$TH_ID. Instances never share a bridge, a subnet or a host.
 # TH_CACHE (default <repo>/.cache/testhosts) holds the rootfs, the repo and the SSH key,
-# shared read-only by every instance and built under a lock.
+# shared read-only by every instance and built under a lock. TH_LAYERS (optional, `up` and
+# `reset`): directories, colon-separated, stacked read-only over the rootfs of the hosts started
+# (overlayfs lower layers, the first on top; tests/harness/kubeadm_double.py's layer(): the test
+# doubles' files, so no host has them copied in). They must not change while a host uses them.
 set -euo pipefail
 # the hosts inherit it: a caller's umask 077 leaves files in them that their own services
 # (systemd-networkd, as its own user) cannot read
@@ -36,7 +39,7 @@ ROOTFS=$CACHE/rootfs
 KEY=$CACHE/id_ed25519
 PASSFILE=$CACHE/password           # root and ops password (password-auth tests), mode 0600
 # Bump when the rootfs recipe below changes: a cached tarball of another version is rebuilt.
-ROOTFS_VERSION=3
+ROOTFS_VERSION=4
 PKGLIST=$HERE/packages.txt
 # The repository is keyed by its package list: a changed list builds a new directory, so hosts of
 # another instance that have an older one bind-mounted keep working.
@@ -71,10 +74,16 @@ build_rootfs() {
   pw=$(cat "$PASSFILE")
   install -d -m700 "$R/root/.ssh"
   install -m600 "$KEY.pub" "$R/root/.ssh/authorized_keys"
-  # host keys are made per host at first boot, never shared through the cached tarball
+  # host keys are made per host at first boot, never shared through the cached tarball: ed25519
+  # and ECDSA (`ssh-keygen -A` would add RSA 3072, about 0.5 s of CPU per host boot; every client
+  # here, OpenSSH and paramiko, takes either)
   rm -f "$R"/etc/ssh/ssh_host_*
   mkdir -p "$R/etc/systemd/system/ssh.service.d"
-  printf '[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n' \
+  # shellcheck disable=SC2016  # $t and $f belong to the script written
+  printf '#!/bin/sh\nfor t in ed25519 ecdsa; do\n  f=/etc/ssh/ssh_host_${t}_key\n  [ -s "$f" ] || ssh-keygen -q -t "$t" -N "" -f "$f"\ndone\n' \
+    > "$R/usr/local/sbin/testhosts-host-keys"
+  chmod 755 "$R/usr/local/sbin/testhosts-host-keys"
+  printf '[Service]\nExecStartPre=\nExecStartPre=/usr/local/sbin/testhosts-host-keys\nExecStartPre=/usr/sbin/sshd -t\n' \
     > "$R/etc/systemd/system/ssh.service.d/keygen.conf"
   # nspawn mounts v1 cgroup controllers read-only; nested containerd/runc needs them writable
   cat > "$R/etc/systemd/system/cgroup-rw.service" <<'EOF'
@@ -198,7 +207,8 @@ up() {
     h=h$n; d=$RUN/hosts/$h; ip=$(host_ip "$n")
     if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then log "$h already up"; continue; fi
     mkdir -p "$d"/{upper,work,merged,containerd}
-    mountpoint -q "$d/merged" || mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$d/upper,workdir=$d/work" "$d/merged"
+    mountpoint -q "$d/merged" || mount -t overlay overlay \
+      -o "lowerdir=${TH_LAYERS:+$TH_LAYERS:}$ROOTFS,upperdir=$d/upper,workdir=$d/work" "$d/merged"
     mkdir -p "$d/merged/etc/systemd/network"
     printf '[Match]\nName=host0\n[Network]\nAddress=%s/24\nGateway=%s\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' "$ip" "$GW" \
       > "$d/merged/etc/systemd/network/10-host0.network"
