@@ -26,10 +26,13 @@ ok=0
 trap '[ $ok = 1 ] || { echo "sandbox failed: tearing it down" >&2; bash "$H" destroy; }' EXIT
 t0=$(date +%s)
 bash "$H" deps; bash "$H" rootfs; bash "$H" repo
+VENV=${OPT_VENV:-$TOP/.cache/venv}
+# the test doubles' files, a read-only layer of the hosts' file system (docs/testing.md)
+TH_LAYERS=$(cd "$TOP/tests" && "$VENV/bin/python" -c 'from harness import kubeadm_double; print(kubeadm_double.layer())')
+export TH_LAYERS
 bash "$H" net-up; bash "$H" up 1 2 3; bash "$H" ssh-wait 1 2 3
 echo "sandbox: 3 hosts reachable in $(( $(date +%s) - t0 )) s (h1 172.30.0.11, h2 172.30.0.12, h3 172.30.0.13)"
 cd "$TOP"
-VENV=${OPT_VENV:-$TOP/.cache/venv}
 # the offline site pack the sandbox installs, built on this machine (cached: reused while its
 # recipe is unchanged), and the kubeadm/kubelet TEST DOUBLES on the hosts: kubeadm and kubelet
 # cannot be had on this machine, where a real site's pack brings the real binaries
