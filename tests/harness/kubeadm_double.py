@@ -224,8 +224,11 @@ def layer() -> Path:
         except OSError:      # another process made it meanwhile
             shutil.rmtree(tmp, ignore_errors=True)
         for old in LAYERS.iterdir():
-            if old != path and old.stat().st_mtime < path.stat().st_mtime - 7 * 86400:
-                shutil.rmtree(old, ignore_errors=True)
+            try:   # (another process's temporary directory may go meanwhile)
+                if old != path and old.stat().st_mtime < path.stat().st_mtime - 7 * 86400:
+                    shutil.rmtree(old, ignore_errors=True)
+            except OSError:
+                pass
     return path
 
 
