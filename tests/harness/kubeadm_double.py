@@ -193,7 +193,10 @@ def double_tar() -> bytes:
                           check=True, capture_output=True).stdout
 
 
+@functools.cache
 def layer_digest() -> str:
+    """The doubles' content (both tars, 58 MB hashed): once per process, as layer() and every
+    install() ask for it."""
     return hashlib.sha256(apiserver_tar() + double_tar()).hexdigest()[:16]
 
 

@@ -75,7 +75,7 @@ build_rootfs() {
   install -d -m700 "$R/root/.ssh"
   install -m600 "$KEY.pub" "$R/root/.ssh/authorized_keys"
   # host keys are made per host at first boot, never shared through the cached tarball: ed25519
-  # and ECDSA (`ssh-keygen -A` would add RSA 3072, about 0.5 s of CPU per host boot; every client
+  # and ECDSA (`ssh-keygen -A` would add RSA 3072, 0.2-2 s of CPU per host boot; every client
   # here, OpenSSH and paramiko, takes either)
   rm -f "$R"/etc/ssh/ssh_host_*
   mkdir -p "$R/etc/systemd/system/ssh.service.d"
