@@ -84,7 +84,15 @@ wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scena
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"
-[ "$checks_rc" = 0 ] || echo "== the checks beside the scenarios failed (exit $checks_rc): above"
+if [ "$checks_rc" != 0 ]; then
+  # again at the end, where a shortened log still shows it: pytest's failures, or the log's end
+  echo "== the checks beside the scenarios failed (exit $checks_rc): above; their failures:"
+  if grep -q '^=* FAILURES =*$' "$checks_log"; then
+    sed -n '/^=* FAILURES =*$/,/^=* short test summary/p' "$checks_log" | head -150
+  else
+    tail -40 "$checks_log"
+  fi
+fi
 echo "== all tests done in $(( $(date +%s) - t0 )) s"
 [ "$rc" = 0 ] && exit "$checks_rc"
 exit $rc

@@ -27,8 +27,10 @@ trap '[ $ok = 1 ] || { echo "sandbox failed: tearing it down" >&2; bash "$H" des
 t0=$(date +%s)
 bash "$H" deps; bash "$H" rootfs; bash "$H" repo
 VENV=${OPT_VENV:-$TOP/.cache/venv}
+repo=$(TH_ID=0 bash "$H" info | sed -n 's/^TH_REPO=//p')
 # the test doubles' files, a read-only layer of the hosts' file system (docs/testing.md)
-TH_LAYERS=$(cd "$TOP/tests" && "$VENV/bin/python" -c 'from harness import kubeadm_double; print(kubeadm_double.layer())')
+TH_LAYERS=$(cd "$TOP/tests" && "$VENV/bin/python" -c 'import sys; from pathlib import Path
+from harness import kubeadm_double; print(kubeadm_double.layer(Path(sys.argv[1])))' "$repo")
 export TH_LAYERS
 bash "$H" net-up; bash "$H" up 1 2 3; bash "$H" ssh-wait 1 2 3
 echo "sandbox: 3 hosts reachable in $(( $(date +%s) - t0 )) s (h1 172.30.0.11, h2 172.30.0.12, h3 172.30.0.13)"
@@ -36,7 +38,6 @@ cd "$TOP"
 # the offline site pack the sandbox installs, built on this machine (cached: reused while its
 # recipe is unchanged), and the kubeadm/kubelet TEST DOUBLES on the hosts: kubeadm and kubelet
 # cannot be had on this machine, where a real site's pack brings the real binaries
-repo=$(TH_ID=0 bash "$H" info | sed -n 's/^TH_REPO=//p')
 "$VENV/bin/python" tests/harness/sandbox.py "$TOP/.cache/sandbox" "$repo"
 ok=1
 rc=0

@@ -23,6 +23,14 @@ APISERVER = Path(__file__).resolve().parent.parent / "apiserver_double"
 LAYERS = DOUBLE.parent.parent / ".cache" / "doubles-layer"
 API_DIR, DOUBLE_DIR = "usr/local/lib/apiserver-double", "usr/local/lib/kubeadm-double"
 STAMP = ".layer"   # in API_DIR: the digest of the layer the host has
+# What the doubles run on a host that the host's OS does not bring (tests/kubeadm_double/host_deps.py):
+# the kubeadm double's certificates (cryptography, and the cffi backend its OpenSSL bindings load)
+# and etcdctl (the kubeadm double's stacked members, the API double's store). The packages of the
+# hosts' apt repository (their Debian release and architecture), unpacked into DEPS_DIR of the
+# layer, never installed: installed, they would be the host's, and the collection could come to
+# rely on them unseen (it did: etcdctl on the masters of a stacked etcd).
+DEPS_DIR = "usr/local/lib/doubles-deps"
+DEPS_DEBS = ("python3-cryptography", "python3-cffi-backend", "etcd-client")
 
 
 def _acting():
@@ -193,24 +201,39 @@ def double_tar() -> bytes:
                           check=True, capture_output=True).stdout
 
 
-@functools.cache
-def layer_digest() -> str:
-    """The doubles' content (both tars, 58 MB hashed): once per process, as layer() and every
-    install() ask for it."""
-    return hashlib.sha256(apiserver_tar() + double_tar()).hexdigest()[:16]
+def deps_debs(repo: Path) -> tuple[Path, ...]:
+    """The .deb of each of DEPS_DEBS in the hosts' apt repository (testhosts.sh repo)."""
+    found = []
+    for name in DEPS_DEBS:
+        debs = sorted(Path(repo).glob(f"{name}_*.deb"))
+        if len(debs) != 1:
+            raise RuntimeError(f"{repo}: {len(debs)} packages {name}_*.deb, not one (tests/harness/packages.txt)")
+        found.append(debs[0])
+    return tuple(found)
 
 
 @functools.cache
-def layer() -> Path:
-    """A directory with both doubles' files where install() puts them (API_DIR, DOUBLE_DIR) and the
-    layer's digest (STAMP), made once per content under .cache/doubles-layer/<digest> and never
-    changed: TestHosts stacks it read-only over the rootfs of every host it starts (testhosts.sh's
-    TH_LAYERS), so install() copies nothing there. Copied into each host instead, they cost about
-    3 s of CPU per host (58 MB over SSH, 9,900 files written into the host's overlay). A host has
-    the files from its start, but nothing uses them until install() links kubeadm and the kubelet
-    into /usr/local/bin. Layers of other contents (older sources) are left to the hosts still on
-    them and removed after a week."""
-    digest = layer_digest()
+def layer_digest(repo: Path) -> str:
+    """The doubles' content (both tars, 58 MB, and the packages of DEPS_DEBS hashed): once per
+    process, as layer() and every install() ask for it."""
+    h = hashlib.sha256(apiserver_tar() + double_tar())
+    for deb in deps_debs(repo):
+        h.update(deb.name.encode() + b"\0" + deb.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def layer(repo: Path) -> Path:
+    """A directory with both doubles' files where install() puts them (API_DIR, DOUBLE_DIR), what
+    they run that the hosts' OS lacks (DEPS_DIR: the packages of DEPS_DEBS from the hosts' apt
+    repository `repo`, unpacked) and the layer's digest (STAMP), made once per content under
+    .cache/doubles-layer/<digest> and never changed: TestHosts stacks it read-only over the rootfs
+    of every host it starts (testhosts.sh's TH_LAYERS). Copied into each host instead, the files cost
+    about 3 s of CPU per host (58 MB over SSH, 9,900 files written into the host's overlay), and
+    the packages installed with apt about 1.8 s more. A host has the files from its start, but
+    nothing uses them until install() links kubeadm and the kubelet into /usr/local/bin. Layers of
+    other contents (older sources) are left to the hosts still on them and removed after a week."""
+    digest = layer_digest(Path(repo))
     path = LAYERS / digest
     if not path.is_dir():
         LAYERS.mkdir(parents=True, exist_ok=True)
@@ -219,6 +242,8 @@ def layer() -> Path:
         for sub, data in ((API_DIR, apiserver_tar()), (DOUBLE_DIR, double_tar())):
             (tmp / sub).mkdir(parents=True)
             subprocess.run(["tar", "-C", str(tmp / sub), "--no-same-owner", "-xf", "-"], input=data, check=True)
+        for deb in deps_debs(Path(repo)):
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp / DEPS_DIR)], check=True)
         (tmp / API_DIR / STAMP).write_text(digest + "\n")
         for d in [tmp, *(p for p in tmp.rglob("*") if p.is_dir())]:
             d.chmod(0o755)   # readable by the hosts' services (the caller's umask may be 077)
@@ -237,9 +262,10 @@ def layer() -> Path:
 
 def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: str = "1.30",
             file_store: bool = False) -> None:
-    """The doubles (with a copy of PyYAML) under /usr/local/lib/kubeadm-double, symlinked into
-    /usr/local/bin, the kube-apiserver double under /usr/local/lib/apiserver-double, and
-    python3-cryptography from the hosts' apt repository (the double makes real certificates).
+    """The doubles of the hosts' layer (layer(): /usr/local/lib/kubeadm-double with a copy of PyYAML,
+    /usr/local/lib/apiserver-double, /usr/local/lib/doubles-deps) put to work: kubeadm and the kubelet
+    symlinked into /usr/local/bin. A host that does not have this layer (started before the doubles'
+    sources changed) is refused: TestHosts.up() and reset() start hosts with it.
     api_domain_ip: also resolve api.tke.com to it (when host_init does not run).
     kubeadm_version: the kubeadm the double acts as (acting.ACTS_AS; the file `version` beside it).
     file_store: a scenario that runs no etcd (the etcd phase not among its tags): the API double
@@ -247,22 +273,15 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
     for want of the etcd its flags name, as a real kube-apiserver would."""
     if kubeadm_version not in ACTS_AS:
         raise ValueError(f"the kubeadm double acts as kubeadm {', '.join(ACTS_AS)}, not {kubeadm_version}")
-    digest = layer_digest()
+    digest = layer_digest(Path(th.info["TH_REPO"]))
     for h in names or th.names:
-        # the files: from the host's layer (layer()) when it has this content, else copied in
-        if th.ssh(h, f"cat /{API_DIR}/{STAMP}", check=False).stdout.strip() != digest:
-            subprocess.run(ssh_argv(th, h) + [
-                f"mkdir -p /{DOUBLE_DIR} && tar -C /{DOUBLE_DIR} -xf -"], input=double_tar(), check=True, timeout=120)
-            subprocess.run(ssh_argv(th, h) + [
-                f"rm -rf /{API_DIR} && mkdir -p /{API_DIR} && tar -C /{API_DIR} -xf -"],
-                input=apiserver_tar(), check=True, timeout=300)
         hosts_line = (f" && (grep -q ' api.tke.com$' /etc/hosts || echo '{api_domain_ip} api.tke.com' >> /etc/hosts)"
                       if api_domain_ip else "")
-        th.ssh(h, f"echo {kubeadm_version} > /{DOUBLE_DIR}/version && "
+        th.ssh(h, f"have=$(cat /{API_DIR}/{STAMP} 2>/dev/null); [ \"$have\" = {digest} ] || "
+                  f"{{ echo \"{h} has the doubles' layer ${{have:-(none)}}, not {digest}: start it with TestHosts.up() "
+                  "or reset()\" >&2; exit 3; }; "
+                  f"echo {kubeadm_version} > /{DOUBLE_DIR}/version && "
                   f"ln -sf /{DOUBLE_DIR}/kubeadm /usr/local/bin/kubeadm && "
                   f"ln -sf /{DOUBLE_DIR}/kubelet /usr/local/bin/kubelet && "
-                  + (f"touch /{API_DIR}/file-store && " if file_store else f"rm -f /{API_DIR}/file-store && ")
-                  + "{ (apt-get update -qq && apt-get install -y -qq python3-cryptography etcd-client) >/dev/null 2>&1 || true; } && "
-                  "python3 -c 'import cryptography' && command -v etcdctl >/dev/null && "
-                  "python3 -c 'import sys; sys.path[:0] = [\"/usr/local/lib/apiserver-double/vendor\", \"/usr/local/lib/kubeadm-double\"]; "
-                  "import kubernetes_validate'" + hosts_line, timeout=300)
+                  + (f"touch /{API_DIR}/file-store" if file_store else f"rm -f /{API_DIR}/file-store")
+                  + hosts_line, timeout=300)

@@ -20,13 +20,13 @@ TOP = HERE.parent.parent
 SCRIPT = HERE / "testhosts.sh"
 
 
-def _script(th_id: int, *args: str, check: bool = True, layers: bool = False) -> subprocess.CompletedProcess:
-    """testhosts.sh with these arguments; layers: the hosts it starts get the test doubles' files as
-    a read-only layer over their rootfs (TH_LAYERS; kubeadm_double.layer())."""
+def _script(th_id: int, *args: str, check: bool = True, repo: str = "") -> subprocess.CompletedProcess:
+    """testhosts.sh with these arguments; repo (the hosts' apt repository): the hosts it starts get
+    the test doubles' files as a read-only layer over their rootfs (TH_LAYERS; kubeadm_double.layer())."""
     env = dict(os.environ, TH_ID=str(th_id))
-    if layers:
+    if repo:
         from harness import kubeadm_double   # (it needs nothing of this module)
-        env["TH_LAYERS"] = str(kubeadm_double.layer())
+        env["TH_LAYERS"] = str(kubeadm_double.layer(Path(repo)))
     return subprocess.run(["bash", str(SCRIPT), *args], env=env, check=check,
                           text=True, stdout=subprocess.PIPE)
 
@@ -74,13 +74,13 @@ class TestHosts:
     def up(self) -> None:
         _script(self.th_id, "net-up")
         nums = [str(n) for n in range(1, self.count + 1)]
-        _script(self.th_id, "up", *nums, layers=True)
+        _script(self.th_id, "up", *nums, repo=self.info["TH_REPO"])
         _script(self.th_id, "ssh-wait", *nums)
 
     def reset(self, *names: str) -> None:
         """Give the named hosts a fresh root filesystem (as new machines)."""
         self._close_connections(*names)
-        _script(self.th_id, "reset", *[n.lstrip("h") for n in names], layers=True)
+        _script(self.th_id, "reset", *[n.lstrip("h") for n in names], repo=self.info["TH_REPO"])
         for name in names:
             # which site's folder it records next is not known here (the test may install it again
             # with the inventory it has): the next inventory written with it makes it forget
