@@ -264,8 +264,9 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
             file_store: bool = False) -> None:
     """The doubles of the hosts' layer (layer(): /usr/local/lib/kubeadm-double with a copy of PyYAML,
     /usr/local/lib/apiserver-double, /usr/local/lib/doubles-deps) put to work: kubeadm and the kubelet
-    symlinked into /usr/local/bin. A host that does not have this layer (started before the doubles'
-    sources changed) is refused: TestHosts.up() and reset() start hosts with it.
+    symlinked into /usr/local/bin; the host's package index fetched. A host that does not have this
+    layer (started before the doubles' sources changed) is refused: TestHosts.up() and reset() start
+    hosts with it.
     api_domain_ip: also resolve api.tke.com to it (when host_init does not run).
     kubeadm_version: the kubeadm the double acts as (acting.ACTS_AS; the file `version` beside it).
     file_store: a scenario that runs no etcd (the etcd phase not among its tags): the API double
@@ -283,5 +284,7 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
                   f"echo {kubeadm_version} > /{DOUBLE_DIR}/version && "
                   f"ln -sf /{DOUBLE_DIR}/kubeadm /usr/local/bin/kubeadm && "
                   f"ln -sf /{DOUBLE_DIR}/kubelet /usr/local/bin/kubelet && "
-                  + (f"touch /{API_DIR}/file-store" if file_store else f"rm -f /{API_DIR}/file-store")
-                  + hosts_line, timeout=300)
+                  + (f"touch /{API_DIR}/file-store && " if file_store else f"rm -f /{API_DIR}/file-store && ")
+                  # the package index of the hosts' repository, as the site_repo phase leaves it: the
+                  # scenarios that skip that phase install packages from there in later phases
+                  + "apt-get update -qq" + hosts_line, timeout=300)
