@@ -97,6 +97,11 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
     for h in v1:
         assert "failCgroupV1: false" in th.ssh(h, "cat /var/lib/kubelet/config.yaml").stdout, h
 
+    # kubeadm's static pod brings no etcdctl to the host: the control_plane phase installed the pack's
+    # on every master (etcd_backup.yml and remove_node.yml run it there); the doubles' own is elsewhere
+    for h in MASTERS:
+        assert th.ssh(h, "dpkg-query -W -f '${Status}\n' etcd-client; command -v etcdctl").stdout.split() == \
+            ["install", "ok", "installed", "/usr/bin/etcdctl"], h
     # kubeadm's stacked etcd: one member per master, every one started and voting (no learner left)
     listed = members(th, "h1")
     assert sorted(m["name"] for m in listed) == MASTERS, listed
