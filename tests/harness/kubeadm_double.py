@@ -4,6 +4,7 @@ kubeadm binary at tke_kubeadm_bin" (/usr/local/bin); the kubelet double starts t
 kube-apiserver double for the kube-apiserver static pod manifest."""
 from __future__ import annotations
 
+import compileall
 import functools
 import hashlib
 import importlib.machinery
@@ -244,6 +245,10 @@ def layer(repo: Path) -> Path:
             subprocess.run(["tar", "-C", str(tmp / sub), "--no-same-owner", "-xf", "-"], input=data, check=True)
         for deb in deps_debs(Path(repo)):
             subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp / DEPS_DIR)], check=True)
+        # byte-compiled once here, not by every host at its first import (the controller's Python is
+        # the hosts' minor, Debian 12's 3.11: the same cache tag; another minor ignores them)
+        if not compileall.compile_dir(str(tmp), quiet=1):
+            raise RuntimeError(f"{tmp}: a module of the doubles' layer does not compile")
         (tmp / API_DIR / STAMP).write_text(digest + "\n")
         for d in [tmp, *(p for p in tmp.rglob("*") if p.is_dir())]:
             d.chmod(0o755)   # readable by the hosts' services (the caller's umask may be 077)
