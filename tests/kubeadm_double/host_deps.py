@@ -11,4 +11,6 @@ DEPS = "/usr/local/lib/doubles-deps"
 
 if os.path.isdir(DEPS):
     sys.path.insert(0, os.path.join(DEPS, "usr/lib/python3/dist-packages"))
-    os.environ["PATH"] = os.path.join(DEPS, "usr/bin") + os.pathsep + os.environ.get("PATH", "")
+    BIN = os.path.join(DEPS, "usr/bin")
+    if BIN not in os.environ.get("PATH", "").split(os.pathsep):   # a child of a double has it already
+        os.environ["PATH"] = BIN + os.pathsep + os.environ.get("PATH", "")
