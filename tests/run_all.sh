@@ -28,6 +28,9 @@ python tests/harness/fixture_pack.py "$TOP/.cache/fixture-pack/e2e" \
   "$(bash tests/harness/testhosts.sh info | sed -n 's/^TH_REPO=//p')" >> "$prep_log" 2>&1 &
 pack_pid=$!
 echo "== setup done in $(( $(date +%s) - t0 )) s"
+# how fast this machine is (run times differ by a third between machines of the same size): one
+# core's seconds for a fixed piece of Python, printed so that one run's times can be set against another's
+python -c 'import os, time; t = time.process_time(); sum(i * i for i in range(10_000_000)); print(f"== this machine: {os.cpu_count()} CPUs, a 10M-square sum in {time.process_time() - t:.2f} s of CPU")'
 
 # The checks that need no test host run beside the scenarios (on this 2-core machine the scenarios
 # alone leave about a fifth of the CPU idle, mostly while hosts boot and services wait: measured, the
@@ -78,12 +81,13 @@ export TEST_SCHEDULE_FILE=${TEST_SCHEDULE_FILE:-$(mktemp --suffix=.schedule.json
 rc=0
 python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loadscope-reorder --durations=0 --durations-min=1.0 \
   "$@" "${files[@]}" || rc=$?
-python tests/harness/task_times.py "$TASK_TIMES_FILE" 30 || true
-python tests/harness/schedule.py "$TEST_SCHEDULE_FILE" || true
 wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scenarios:"; cat "$prep_log"; }
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"
+# where the time went, near the end where a shortened log still shows it
+python tests/harness/task_times.py "$TASK_TIMES_FILE" 30 || true
+python tests/harness/schedule.py "$TEST_SCHEDULE_FILE" || true
 if [ "$checks_rc" != 0 ]; then
   # again at the end, where a shortened log still shows it: pytest's failures, or the log's end
   echo "== the checks beside the scenarios failed (exit $checks_rc): above; their failures:"
