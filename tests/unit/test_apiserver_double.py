@@ -453,16 +453,16 @@ def test_server_eviction_keeps_pod_disruption_budgets(apiserver, tmp_path):
     # real kubectl drain: held by the budget (it retries a 429 until --timeout), then done
     kubectl = _real_kubectl(apiserver, tmp_path)[0]
 
-    def drain():
-        return kubectl("drain", "dn1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=8s",
+    def drain(timeout):
+        return kubectl("drain", "dn1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", f"--timeout={timeout}s",
                        check=False)
-    held = drain()
+    held = drain(8)
     assert held.returncode != 0 and "Cannot evict pod as it would violate the pod's disruption budget" in held.stderr, \
         (held.stdout, held.stderr)
     assert call(apiserver, "GET", f"{base}/pods/w2")[0] == 200
     for name in ("web", "stray"):
         call(apiserver, "DELETE", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}")
-    done = drain()
+    done = drain(WAIT)
     assert done.returncode == 0 and "node/dn1 drained" in done.stdout, (done.stdout, done.stderr)
     assert call(apiserver, "GET", f"{base}/pods?fieldSelector=spec.nodeName%3Ddn1")[1]["items"] == []
     call(apiserver, "DELETE", "/api/v1/namespaces/drain"), call(apiserver, "DELETE", "/api/v1/nodes/dn1")
@@ -773,7 +773,7 @@ def test_server_watch_streams_events(apiserver):
          ctype="application/merge-patch+json")
     time.sleep(1)
     call(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/w1")
-    t.join(10)
+    t.join(WAIT)
     assert [(e["type"], e["object"]["metadata"]["name"], (e["object"].get("data") or {}).get("a")) for e in events] == [
         ("ADDED", "w1", "1"), ("MODIFIED", "w1", "2"), ("DELETED", "w1", "2")] or \
         [(e["type"], e["object"]["data"]["a"]) for e in events] == [("ADDED", "2"), ("DELETED", "2")], events
@@ -920,7 +920,7 @@ def _real_kubectl(apiserver, tmp_path):
 
     def kubectl(*args, check=True):
         r = subprocess.run([str(real_clients.kubectl("1.30")), *args], env=env, capture_output=True, text=True,
-                           timeout=60, check=False)
+                           timeout=WAIT, check=False)
         assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
         return r
     return kubectl, env
@@ -949,9 +949,9 @@ def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
     assert kubectl("apply", "-f", str(tmp_path / "app.yaml")).stdout.split("\n")[:2] == [
         "daemonset.apps/kds created", "deployment.apps/kdep created"]
     assert "unchanged" in kubectl("apply", "-f", str(tmp_path / "app.yaml")).stdout
-    assert 'daemon set "kds" successfully rolled out' in kubectl("rollout", "status", "ds/kds", "--timeout=20s").stdout
+    assert 'daemon set "kds" successfully rolled out' in kubectl("rollout", "status", "ds/kds", f"--timeout={WAIT}s").stdout
     assert 'deployment "kdep" successfully rolled out' in kubectl("rollout", "status", "deploy/kdep",
-                                                                  "--timeout=20s").stdout
+                                                                  f"--timeout={WAIT}s").stdout
     # a typo: kubectl's default (Strict, sent to the server) refuses it, naming the field
     (tmp_path / "bad.yaml").write_text((tmp_path / "app.yaml").read_text().replace("image: 'r.io/web:1'",
                                                                                    "image: 'r.io/web:1', colour: x"))
@@ -966,7 +966,7 @@ def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):
                HELM_DATA_HOME=str(tmp_path / "hd"))
 
     def helm(*args):
-        r = subprocess.run([str(real_clients.helm()), *args], env=env, capture_output=True, text=True, timeout=60,
+        r = subprocess.run([str(real_clients.helm()), *args], env=env, capture_output=True, text=True, timeout=WAIT,
                            check=False)
         assert r.returncode == 0, (args, r.stdout, r.stderr)
         return r.stdout

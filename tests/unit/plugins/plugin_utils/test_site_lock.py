@@ -23,7 +23,7 @@ def take(state_dir, owner_pid, playbook):
             "except l.Held as e:\n print(e); sys.exit(3)\n"
             "if fd is not None: l.hold_until_exit(fd, int(sys.argv[2]))\nprint('held')\n")
     return subprocess.run([sys.executable, "-c", code, str(state_dir), str(owner_pid), playbook],
-                          capture_output=True, text=True, timeout=30, check=False,
+                          capture_output=True, text=True, timeout=120, check=False,
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
 
 
@@ -37,7 +37,7 @@ def owner():
     yield start
     for p in procs:
         p.stdin.close()
-        p.wait(timeout=10)
+        p.wait(timeout=120)
 
 
 def test_a_second_run_is_refused_while_the_first_runs_and_goes_once_it_ended(tmp_path, owner):
@@ -56,7 +56,7 @@ def test_a_second_run_is_refused_while_the_first_runs_and_goes_once_it_ended(tmp
     assert take(tmp_path, first.pid, "install.yml").stdout.strip() == "held"
     # the first run ends (however it ends): the second takes the lock
     first.stdin.close()
-    first.wait(timeout=10)
+    first.wait(timeout=120)
     took = take(tmp_path, second.pid, "playbooks/reset.yml")
     assert took.returncode == 0, took
     assert json.loads((tmp_path / site_lock.LOCK_FILE).read_text())["pid"] == second.pid
@@ -68,7 +68,9 @@ def test_a_lock_file_left_by_a_dead_run_is_no_lock(tmp_path, owner):
     run = owner()
     start = time.monotonic()
     assert take(tmp_path, run.pid, "install.yml").returncode == 0
-    assert time.monotonic() - start < 5
+    # not the 60 s acquire() waits for a run on its way out (the child's own start, at nice 19 beside
+    # the scenarios, can take seconds)
+    assert time.monotonic() - start < 30
 
 
 def test_playbook_of_reads_the_command_line(tmp_path):
