@@ -294,7 +294,8 @@ def test_server_authentication_and_authorization(apiserver):
     assert code == 403
 
 
-def test_server_objects_crud(apiserver):
+def test_server_objects_crud(apiserver, monkeypatch):
+    monkeypatch.setattr(apiserver["api"], "NS_TERMINATING_SECONDS", 10 * WAIT)   # ended by the test
     code, ns = call(apiserver, "GET", "/api/v1/namespaces")
     assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= {i["metadata"]["name"] for i in ns["items"]}
     assert ns["kind"] == "NamespaceList"
@@ -342,12 +343,14 @@ def test_server_objects_crud(apiserver):
     code, s = call(apiserver, "DELETE", "/api/v1/namespaces/demo")
     assert (code, s["reason"]) == (409, "Conflict") and "The system is ensuring all content is removed" in s["message"]
     assert call(apiserver, "GET", "/api/v1/namespaces/demo")[1]["status"]["phase"] == "Terminating"
+    end_termination(apiserver, "demo")
     deadline = time.monotonic() + WAIT
     while call(apiserver, "GET", "/api/v1/namespaces/demo")[0] != 404:
         assert time.monotonic() < deadline, "the namespace was never purged"
         time.sleep(0.2)
     assert call(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "demo"}})[0] == 201
     call(apiserver, "DELETE", "/api/v1/namespaces/demo")
+    end_termination(apiserver, "demo")
 
 
 def test_server_evicts_pods_listed_by_node(apiserver):
@@ -450,19 +453,28 @@ def test_server_eviction_keeps_pod_disruption_budgets(apiserver, tmp_path):
     assert (code, s["message"]) == (500, "This pod has more than one PodDisruptionBudget, which the eviction "
                                          "subresource does not support."), s
     call(apiserver, "DELETE", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/web-too")
-    # real kubectl drain: held by the budget (it retries a 429 until --timeout), then done
-    kubectl = _real_kubectl(apiserver, tmp_path)[0]
-
-    def drain(timeout):
-        return kubectl("drain", "dn1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", f"--timeout={timeout}s",
-                       check=False)
-    held = drain(8)
-    assert held.returncode != 0 and "Cannot evict pod as it would violate the pod's disruption budget" in held.stderr, \
-        (held.stdout, held.stderr)
+    # real kubectl drain: held by the budget (it retries the 429 until --timeout, saying why each
+    # time; stopped here once it has said it), then done
+    import subprocess
+    from harness import real_clients
+    kubectl, env = _real_kubectl(apiserver, tmp_path)
+    drain = ("drain", "dn1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", f"--timeout={WAIT}s")
+    held = subprocess.Popen([str(real_clients.kubectl("1.30")), *drain], env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    said = None
+    try:
+        for line in held.stderr:
+            if "Cannot evict pod as it would violate the pod's disruption budget" in line:
+                said = line
+                break
+    finally:
+        held.kill()
+        held.wait(WAIT)
+    assert said, "kubectl drain was not held by the disruption budget"
     assert call(apiserver, "GET", f"{base}/pods/w2")[0] == 200
     for name in ("web", "stray"):
         call(apiserver, "DELETE", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}")
-    done = drain(WAIT)
+    done = kubectl(*drain, check=False)
     assert done.returncode == 0 and "node/dn1 drained" in done.stdout, (done.stdout, done.stderr)
     assert call(apiserver, "GET", f"{base}/pods?fieldSelector=spec.nodeName%3Ddn1")[1]["items"] == []
     call(apiserver, "DELETE", "/api/v1/namespaces/drain"), call(apiserver, "DELETE", "/api/v1/nodes/dn1")
@@ -750,33 +762,42 @@ def test_human_duration():
 
 
 def test_server_watch_streams_events(apiserver):
-    """?watch=true&resourceVersion=N: ADDED/MODIFIED/DELETED events after N, chunked JSON lines."""
+    """?watch=true&resourceVersion=N: ADDED/MODIFIED/DELETED events after N, chunked JSON lines,
+    filtered by the field selector. Each change waits for the event of the one before it (the
+    double polls its store), so the order holds however loaded the machine is."""
+    import queue
     code, lst = call(apiserver, "GET", "/api/v1/namespaces/default/configmaps")
     rv = lst["metadata"]["resourceVersion"]
-    events = []
+    connected, events = threading.Event(), queue.Queue()
 
     def watch():
         ctx = ssl.create_default_context(cafile=str(apiserver["pki"] / "ca.crt"))
         ctx.load_cert_chain(apiserver["pki"] / "admin.crt", apiserver["pki"] / "admin.key")
         req = urllib.request.Request(apiserver["url"] + "/api/v1/namespaces/default/configmaps?watch=true"
-                                     f"&resourceVersion={rv}&timeoutSeconds=4&fieldSelector=metadata.name%3Dw1")
+                                     f"&resourceVersion={rv}&timeoutSeconds={WAIT}&fieldSelector=metadata.name%3Dw1")
         with urllib.request.urlopen(req, context=ctx, timeout=WAIT) as r:
+            connected.set()
             for line in r:
-                events.append(json.loads(line))
-    t = threading.Thread(target=watch)
+                ev = json.loads(line)
+                events.put(ev)
+                if ev["type"] == "DELETED":
+                    break
+    t = threading.Thread(target=watch, daemon=True)
     t.start()
-    import time
-    time.sleep(1)
-    call(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "w1"}, "data": {"a": "1"}})
+    assert connected.wait(WAIT)
+    seen = []
+
+    def change(method, path, body=None, **kw):
+        call(apiserver, method, path, body, **kw)
+        e = events.get(timeout=WAIT)
+        seen.append((e["type"], e["object"]["metadata"]["name"], (e["object"].get("data") or {}).get("a")))
     call(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "w2"}})
-    call(apiserver, "PATCH", "/api/v1/namespaces/default/configmaps/w1", {"data": {"a": "2"}},
-         ctype="application/merge-patch+json")
-    time.sleep(1)
-    call(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/w1")
+    change("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "w1"}, "data": {"a": "1"}})
+    change("PATCH", "/api/v1/namespaces/default/configmaps/w1", {"data": {"a": "2"}}, ctype="application/merge-patch+json")
+    change("DELETE", "/api/v1/namespaces/default/configmaps/w1")
     t.join(WAIT)
-    assert [(e["type"], e["object"]["metadata"]["name"], (e["object"].get("data") or {}).get("a")) for e in events] == [
-        ("ADDED", "w1", "1"), ("MODIFIED", "w1", "2"), ("DELETED", "w1", "2")] or \
-        [(e["type"], e["object"]["data"]["a"]) for e in events] == [("ADDED", "2"), ("DELETED", "2")], events
+    assert seen == [("ADDED", "w1", "1"), ("MODIFIED", "w1", "2"), ("DELETED", "w1", "2")] and events.empty()
+    call(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/w2")
 
 
 def test_server_field_validation_warn_is_the_default(apiserver):
@@ -1299,12 +1320,14 @@ def test_what_the_server_normalises_is_no_change_and_unknown_fields_are_refused(
     assert objs.get(typo) is None
 
 
-def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
-    """module_utils/k8s/service.py against a Terminating namespace (the double keeps it
-    NS_TERMINATING_SECONDS): the apply waits until it is gone and creates it again, and its content
-    after it (a create inside it while it terminates is refused by the server); a delete of it
-    while it terminates is no second delete; a wait longer than gone_timeout fails naming it."""
+def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver, monkeypatch):
+    """module_utils/k8s/service.py against a Terminating namespace (the double keeps it until the
+    test ends its deletion, so no step depends on the machine's speed): the apply waits until it is
+    gone and creates it again, and its content after it (a create inside it while it terminates is
+    refused by the server); a delete of it while it terminates is no second delete; a wait longer
+    than gone_timeout fails naming it."""
     from ansible_collections.offline_pot.tke.plugins.module_utils.k8s.service import ObjectError
+    monkeypatch.setattr(apiserver["api"], "NS_TERMINATING_SECONDS", 10 * WAIT)
     objs = collection_objects(apiserver)
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "again"}}
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "again"}, "data": {"k": "v"}}
@@ -1313,6 +1336,8 @@ def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
     assert objs.get(ns)["status"]["phase"] == "Terminating"
     assert objs.delete(ns) is False
     assert collection_objects(apiserver, check_mode=True).apply(ns)["action"] == "created"
+    ended = threading.Timer(1.5, end_termination, (apiserver, "again"))
+    ended.start()
     started = time.monotonic()
     assert objs.apply(ns)["action"] == "created"
     assert time.monotonic() - started > 1 and "deletionTimestamp" not in objs.get(ns)["metadata"]
@@ -1321,9 +1346,16 @@ def test_a_namespace_being_deleted_is_waited_for_then_created_again(apiserver):
     objs.gone_timeout = 1
     with pytest.raises(ObjectError, match=r"timed out after 1 s waiting for Namespace again to be gone \(Terminating\)"):
         objs.apply(ns)
-    objs.gone_timeout = 30
+    end_termination(apiserver, "again")
+    objs.gone_timeout = WAIT
     objs.wait_gone(ns)
     assert objs.get(ns) is None
+
+
+def end_termination(apiserver, name):
+    """The double's namespace deletion ends now: its controller purges the namespace at its next
+    round (Api.finish_terminations)."""
+    apiserver["api"].terminating[name] = 0
 
 
 def test_server_refuses_what_validation_go_refuses(apiserver):

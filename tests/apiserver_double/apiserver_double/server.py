@@ -163,7 +163,10 @@ class Api:
         """Events after `resourceVersion` (none or "0": ADDED for every current object first, as the
         real server's watch cache sends), then ADDED/MODIFIED/DELETED as the store changes, found by
         polling the store (the double's etcd is read through etcdctl, whose watch it does not use).
-        Objects whose read-time status changes (the workload rule) are sent as MODIFIED too."""
+        Objects whose read-time status changes (the workload rule) are sent as MODIFIED too.
+        The selectors are parsed and the starting state read here, before the stream is answered:
+        a bad selector is an error status, not a broken stream, and every change after the
+        response's headers is an event (the real server also starts its watcher before it answers)."""
         labels = logic.parse_label_selector(q.get("labelSelector", ""))
         fields = logic.parse_field_selector(q.get("fieldSelector", ""), res.plural)
 
@@ -177,23 +180,27 @@ class Api:
             return out
         since = q.get("resourceVersion") or "0"
         since = int(since) if since.isdigit() else 0
-        cur = snapshot()
-        for k, o in sorted(cur.items()):
-            if since == 0 or int(o["metadata"]["resourceVersion"]) > since:
-                yield {"type": "ADDED" if since == 0 else "MODIFIED", "object": o}
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            time.sleep(poll)
-            new = snapshot()
-            for k, o in sorted(new.items()):
-                if k not in cur:
-                    yield {"type": "ADDED", "object": o}
-                elif o != cur[k]:
-                    yield {"type": "MODIFIED", "object": o}
-            for k, o in sorted(cur.items()):
-                if k not in new:
-                    yield {"type": "DELETED", "object": o}
-            cur = new
+        start = snapshot()
+
+        def events():
+            cur = start
+            for dummy, o in sorted(cur.items()):
+                if since == 0 or int(o["metadata"]["resourceVersion"]) > since:
+                    yield {"type": "ADDED" if since == 0 else "MODIFIED", "object": o}
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                time.sleep(poll)
+                new = snapshot()
+                for k, o in sorted(new.items()):
+                    if k not in cur:
+                        yield {"type": "ADDED", "object": o}
+                    elif o != cur[k]:
+                        yield {"type": "MODIFIED", "object": o}
+                for k, o in sorted(cur.items()):
+                    if k not in new:
+                        yield {"type": "DELETED", "object": o}
+                cur = new
+        return events()
 
     # ---------------------------------------------------------------- authentication
     def authenticate(self, peercert, authorization):
@@ -799,7 +806,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def send_watch(self, res, ns, q):
+    def send_watch(self, events):
         """A watch stream: chunked JSON, one `{"type": ..., "object": ...}` per line until
         timeoutSeconds (the real server's default is a random 30-60 min, --min-request-timeout)
         (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go, apimachinery's
@@ -809,11 +816,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
-            timeout = min(float(q.get("timeoutSeconds") or 1800), 3600)
-        except ValueError:
-            timeout = 1800
-        try:
-            for ev in self.api.watch(res, ns, q, timeout):
+            for ev in events:
                 data = (json.dumps(ev) + "\n").encode()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
@@ -936,7 +939,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # list+watch with fieldSelector=metadata.name=<n> (what client-go sends)
                 q = {**q, "fieldSelector": f"metadata.name={name}"}
             api.authorize(user, "watch", res, ns, None, sub)
-            return "watch", 200, (res, ns, q)
+            try:
+                timeout = min(float(q.get("timeoutSeconds") or 1800), 3600)
+            except ValueError:
+                timeout = 1800
+            return "watch", 200, api.watch(res, ns, q, timeout)
         table = tables.wants_table(self.headers.get("Accept"))
         if verb == "get":
             got = api.get(res, ns, name)
@@ -1039,7 +1046,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind == "text":
             self.send_text(code, obj)
         elif kind == "watch":
-            self.send_watch(*obj)
+            self.send_watch(obj)
         else:
             # Warning headers: RFC 7234 form, code 299, agent "-" (the real server's
             # staging/src/k8s.io/apiserver/pkg/warning and endpoints/filters/warning.go)
