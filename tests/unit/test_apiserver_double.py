@@ -456,10 +456,9 @@ def test_server_eviction_keeps_pod_disruption_budgets(apiserver, tmp_path):
     # real kubectl drain: held by the budget (it retries the 429 until --timeout, saying why each
     # time; stopped here once it has said it), then done
     import subprocess
-    from harness import real_clients
     kubectl, env = _real_kubectl(apiserver, tmp_path)
     drain = ("drain", "dn1", "--ignore-daemonsets", "--delete-emptydir-data", "--force", f"--timeout={WAIT}s")
-    held = subprocess.Popen([str(real_clients.kubectl("1.30")), *drain], env=env, text=True,
+    held = subprocess.Popen([kubectl.binary, *drain], env=env, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     said = None
     try:
@@ -940,10 +939,11 @@ def _real_kubectl(apiserver, tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(_kubeconfig(apiserver, tmp_path / "kc"))}
 
     def kubectl(*args, check=True):
-        r = subprocess.run([str(real_clients.kubectl("1.30")), *args], env=env, capture_output=True, text=True,
+        r = subprocess.run([kubectl.binary, *args], env=env, capture_output=True, text=True,
                            timeout=WAIT, check=False)
         assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
         return r
+    kubectl.binary = str(real_clients.kubectl("1.30"))   # for a test that runs it itself (Popen)
     return kubectl, env
 
 
