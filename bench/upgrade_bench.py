@@ -39,7 +39,7 @@ def main():
                 Path(tmp) / "hosts.yml",
                 groups={"masters": NODES[:3], "workers": NODES[3:], "etcd": ["h1"], "registry": ["h1"]},
                 group_vars={"tke_ha_mode": "keepalived", "tke_vip": sites.vip(hosts), "tke_site_pack": str(pack),
-                            "tke_k8s_version": "1.30.4", "site_repo_packages": ["conntrack", "socat"],
+                            "tke_k8s_version": "1.30.4", "tke_allow_eol_install": True, "site_repo_packages": ["conntrack", "socat"],
                             "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                             "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
             t0 = time.monotonic()

@@ -385,12 +385,16 @@ class ActionModule(ActionModuleBase):
         base = os.path.dirname(record_dir.rstrip("/"))
         return {host: ij.parse_host_files(text, base) for host, text in outputs.items()}
 
+    @staticmethod
+    def _node_versions(records, files):
+        """host -> the Kubernetes version its node runs (si.node_versions of its reads)."""
+        versions = {h: f[si.VERSION_FILE] for h, f in files.items() if f.get(si.VERSION_FILE)}
+        return si.node_versions({h: r for h, r in records.items() if r}, versions)
+
     def _version_problems(self, hosts, records, files, task_vars, playbook):
         """si.version_conflicts between the inventory's version and what the hosts' nodes run."""
-        versions = {h: f[si.VERSION_FILE] for h, f in files.items() if f.get(si.VERSION_FILE)}
         wanted = self._templar.template(task_vars.get("tke_k8s_version"))
-        return si.version_conflicts(wanted, si.node_versions({h: r for h, r in records.items() if r}, versions),
-                                    playbook)
+        return si.version_conflicts(wanted, self._node_versions(records, files), playbook)
 
     def _versions(self, args, result, task_vars):
         """A day-2 playbook (roles/tke/tasks/versions.yml) refuses nodes of another Kubernetes version
@@ -417,6 +421,15 @@ class ActionModule(ActionModuleBase):
             raise AnsibleActionFail("this run would change hosts of another installation, nothing was written on "
                                     "any host: " + "; ".join(problems) + ". What to do: " + si.WHAT_TO_DO)
         problems = self._version_problems(hosts, records, files, task_vars, "install.yml")
+        if not problems and not self._identity_had:
+            # a new site (the controller has no site identity, no node runs a version): at a supported
+            # release only
+            value = self._templar.template
+            problems = si.end_of_life_install(
+                value(task_vars.get("tke_k8s_version")), self._node_versions(records, files), hosts,
+                value(task_vars.get("tke_supported_k8s_versions")),
+                value(task_vars.get("tke_upgrade_source_k8s_versions")),
+                boolean(value(task_vars.get("tke_allow_eol_install", False)), strict=False))
         if problems:
             raise AnsibleActionFail("; ".join(problems) + " (nothing was written on any host)")
 

@@ -324,10 +324,11 @@ def _check_names_and_versions(s):
         out.append(problem("all", "tke_max_pods", f"{s.get('tke_max_pods')!r} is not one of TKE's maxNodePodNum "
                            f"values ({', '.join(map(str, tke_rules.MAX_NODE_POD_NUM))})"))
     version = str(s.get("tke_k8s_version", "")).lstrip("v")
-    supported = [str(v).lstrip("v") for v in s.get("tke_supported_k8s_versions") or []]
-    if version not in supported:
+    known = [str(v).lstrip("v") for var in ("tke_upgrade_source_k8s_versions", "tke_supported_k8s_versions")
+             for v in s.get(var) or []]
+    if version not in known:
         out.append(problem("all", "tke_k8s_version", f"{version!r} is not a supported version "
-                           f"({', '.join(supported)})"))
+                           f"({', '.join(known)})"))
     password = s.get("tke_admin_password") or ""
     if len(str(password)) < MIN_PASSWORD:
         what = "not set" if not password else f"{len(str(password))} characters"

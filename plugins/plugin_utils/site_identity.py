@@ -147,5 +147,22 @@ def version_conflicts(wanted, nodes, playbook="install.yml"):
             f"does not change the version a cluster runs: {todo}"]
 
 
+def end_of_life_install(wanted, nodes, hosts, supported, sources, allowed=False):
+    """Problems of a new cluster (no node runs a version yet: nodes empty) at a version past upstream's
+    end of life (one of sources, tke_upgrade_source_k8s_versions): install.yml starts new clusters
+    at supported ones only, unless allowed (tke_allow_eol_install). A cluster that runs such a
+    version is not refused: day-2 runs and upgrade.yml act on it."""
+    wanted = str(wanted or "").strip().lstrip("v")
+    sources = [str(v).lstrip("v") for v in sources or []]
+    if nodes or allowed or wanted not in sources:
+        return []
+    supported = ", ".join(str(v).lstrip("v") for v in supported or [])
+    return [f"tke_k8s_version: {wanted} is past upstream's end of life and no node of {', '.join(sorted(hosts))} runs "
+            f"Kubernetes yet: install.yml starts a new cluster at a supported release only ({supported}: "
+            f"tke_supported_k8s_versions); {wanted} is kept for the clusters that run it, which upgrade.yml moves on "
+            "one minor at a time. Set tke_k8s_version to a supported release, or tke_allow_eol_install: true "
+            f"to install {wanted} anyway (a lab that reproduces a site)"]
+
+
 def _key(version):
     return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))

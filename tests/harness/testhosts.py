@@ -205,9 +205,12 @@ class TestHosts:
         # the validate phase (always run) wants a platform admin password of 8+ characters; the
         # hosts share this machine's disk, whose fsync p99 is not an etcd disk's (precheck's 10 ms)
         # the fixture site pack is signed by the test site owner's key (fixture_pack.signing_key)
+        # the hosts have this machine's cgroup layout: on cgroup v1 (or hybrid), Kubernetes 1.35 and later
+        # (the default release) run only when the inventory allows it (KEP-5573; docs/testing.md)
         from harness.fixture_pack import public_key_pem
         group_vars = {"tke_admin_password": "test-admin-password", "precheck_max_fsync_ms": 200,
-                      "tke_site_pack_pubkey": public_key_pem(), **(group_vars or {})}
+                      "tke_site_pack_pubkey": public_key_pem(),
+                      **({"tke_allow_cgroup_v1": True} if cgroup_v1() else {}), **(group_vars or {})}
         inv = {"all": {"hosts": all_hosts, "vars": group_vars,
                        "children": {g: {"hosts": {h: None for h in members}}
                                     for g, members in groups.items()}}}
@@ -230,6 +233,13 @@ class TestHosts:
             self.site_dirs[h] = folder
             if before is not None and before != folder and h in self.names:
                 self.ssh(h, "rm -f /var/lib/offline-pot/site /var/lib/offline-pot/kubernetes", check=False, timeout=30)
+
+
+def cgroup_v1(mounts="/proc/self/mounts") -> bool:
+    """Whether this machine's /sys/fs/cgroup is not the unified hierarchy (a cgroup2 mount): its
+    systemd-nspawn hosts then run cgroup v1 too (the kubelet's test, host_probe.cgroup_version)."""
+    with open(mounts, encoding="utf-8") as f:
+        return not any(line.split()[1:3] == ["/sys/fs/cgroup", "cgroup2"] for line in f)
 
 
 def quote(s: str) -> str:

@@ -35,8 +35,8 @@ def cluster(testhosts, tmp_path_factory):
     kubeadm_double.install(th, api_domain_ip=th.ip("h1"))
     d = tmp_path_factory.mktemp("apiserver")
     inv = th.write_inventory(d / "hosts.yml", groups={"masters": ["h1", "h2"], "workers": ["h3"], "etcd": ["h1"]},
-                             group_vars={"tke_k8s_version": "1.30.4", "tke_ha_mode": "thirdparty",
-                                         "tke_vip": "172.30.99.100"})
+                             group_vars={"tke_k8s_version": "1.30.4", "tke_allow_eol_install": True,
+                                         "tke_ha_mode": "thirdparty", "tke_vip": "172.30.99.100"})
     t1 = time.monotonic()
     run = run_playbook(PLAY, inv, "--tags", "pki,etcd,control_plane,nodes")
     assert run.rc == 0, run.explain()

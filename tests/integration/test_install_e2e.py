@@ -503,7 +503,7 @@ def test_every_host_records_the_site_it_belongs_to(testhosts, site, installed):
     for h in th.names:
         assert th.ssh(h, "stat -c %a /var/lib/offline-pot/site; cat /var/lib/offline-pot/site").stdout.split() == [
             "644", f"id={identity['id']}", f"ca_sha256={ca}"], h
-        assert th.ssh(h, "cat /var/lib/offline-pot/kubernetes").stdout.strip() == "1.30.4", h
+        assert th.ssh(h, "cat /var/lib/offline-pot/kubernetes").stdout.strip() == "1.36.3", h
 
 
 def test_a_controller_without_the_sites_state_is_refused_before_any_host_is_written(
@@ -582,7 +582,7 @@ def test_a_lost_controller_state_is_adopted_from_the_hosts(testhosts, site, inst
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
     for name in ("tke.json", "interfaces.json"):   # TKE's state, networkDevice included, as the install wrote it
         assert (other / ".tke" / name).read_text() == (tke / name).read_text(), name
-    nodes = subprocess.run([str(real_clients.kubectl("1.30")), "--kubeconfig", str(store / "kubeconfigs" / "admin.conf"),
+    nodes = subprocess.run([str(real_clients.kubectl("1.36")), "--kubeconfig", str(store / "kubeconfigs" / "admin.conf"),
                             "--server", f"https://{vip(th)}:6443", "get", "nodes", "-o", "name"],
                            capture_output=True, text=True, timeout=60, check=False)
     assert nodes.stdout.split() == ["node/h1", "node/h2", "node/h3"], nodes.stderr
@@ -636,38 +636,40 @@ def test_a_second_run_is_refused_while_one_runs(testhosts, site, installed):
 
 
 def test_an_inventory_older_than_the_nodes_is_refused_with_nothing_touched(testhosts, site, installed):
-    """The nodes run v1.31.1 as upgrade.yml records it (its record on each node; the upgrade itself is
-    test_upgrade.py's) while the inventory still says 1.30.4: install.yml would put 1.30.4 back."""
+    """The nodes run v1.36.3 (the default release the site was installed at) while the inventory says
+    1.35.7: install.yml would put 1.35.7 back."""
     th = testhosts
+    older = ("-e", "tke_k8s_version=1.35.7")
+    stamp(th)
+    refused = run_playbook(INSTALL, site["inv"], *older, "-e", "tke_network_plugin=calico")
+    assert refused.rc != 0, refused.explain()
+    said = " ".join(refused.output.split())
+    assert ("tke_k8s_version: the inventory says v1.35.7 but the cluster's nodes run h1: v1.36.3, h2: v1.36.3, "
+            'h3: v1.36.3; install.yml does not change the version a cluster runs: a cluster is never downgraded: '
+            'set tke_k8s_version: "1.36.3" in the inventory') in said, refused.explain()
+    assert written(th) == {h: [] for h in th.names}
+    # a day-2 playbook that acts on the inventory's version refuses too, before it drains anything
+    stamp(th)
+    removal = run_playbook(REMOVE, site["inv"], *older, "-e", "node=h3", "-e", "remove_node_confirm=true")
+    assert removal.rc != 0, removal.explain()
+    assert ("tke_k8s_version: the inventory says v1.35.7 but the cluster's nodes run h1: v1.36.3, h2: v1.36.3, "
+            "h3: v1.36.3; remove_node.yml does not change the version a cluster runs") in " ".join(
+                removal.output.split()), removal.explain()
+    assert written(th) == {h: [] for h in th.names}
+    assert "Cordon and drain" not in removal.output and "Remove a node: which hosts answer" not in removal.output
+    # the other way round (the inventory newer than the nodes: here the nodes' record says 1.35.7, as
+    # upgrade.yml's record says what a node was brought to) names the command that reconciles them
     for h in th.names:
-        th.ssh(h, "echo 1.31.1 > /var/lib/offline-pot/phases/upgrade")
+        th.ssh(h, "echo 1.35.7 > /var/lib/offline-pot/phases/upgrade")
     try:
         stamp(th)
-        refused = run_playbook(INSTALL, site["inv"], "-e", "tke_network_plugin=calico")
-        assert refused.rc != 0, refused.explain()
-        said = " ".join(refused.output.split())
-        assert ("tke_k8s_version: the inventory says v1.30.4 but the cluster's nodes run h1: v1.31.1, h2: v1.31.1, "
-                'h3: v1.31.1; install.yml does not change the version a cluster runs: a cluster is never downgraded: '
-                'set tke_k8s_version: "1.31.1" in the inventory') in said, refused.explain()
+        newer = run_playbook(INSTALL, site["inv"], "--tags", "precheck")
+        assert newer.rc != 0 and "to move the cluster to v1.36.3 run playbooks/upgrade.yml" in " ".join(
+            newer.output.split()), newer.explain()
         assert written(th) == {h: [] for h in th.names}
-        # a day-2 playbook that acts on the inventory's version refuses too, before it drains anything
-        stamp(th)
-        removal = run_playbook(REMOVE, site["inv"], "-e", "node=h3", "-e", "remove_node_confirm=true")
-        assert removal.rc != 0, removal.explain()
-        assert ("tke_k8s_version: the inventory says v1.30.4 but the cluster's nodes run h1: v1.31.1, h2: v1.31.1, "
-                "h3: v1.31.1; remove_node.yml does not change the version a cluster runs") in " ".join(
-                    removal.output.split()), removal.explain()
-        assert written(th) == {h: [] for h in th.names}
-        assert "Cordon and drain" not in removal.output and "Remove a node: which hosts answer" not in removal.output
     finally:
         for h in th.names:
             th.ssh(h, "rm -f /var/lib/offline-pot/phases/upgrade")
-    # the other way round (the inventory newer than the nodes) names the command that reconciles them
-    stamp(th)
-    newer = run_playbook(INSTALL, site["inv"], "-e", "tke_k8s_version=1.31.1", "--tags", "precheck")
-    assert newer.rc != 0 and "to move the cluster to v1.31.1 run playbooks/upgrade.yml" in " ".join(
-        newer.output.split()), newer.explain()
-    assert written(th) == {h: [] for h in th.names}
 
 
 def test_skip_tags_registry_leaves_the_registry_alone(testhosts, site, installed):

@@ -38,7 +38,8 @@ def inventory(cluster_hosts, tmp_path_factory):
         tmp_path_factory.mktemp("kubeadm") / "hosts.yml",
         # two masters need HA (the third-party LB at the VIP) and an odd etcd: one external member on h1
         groups={"masters": ["h1", "h2"], "workers": ["h3"], "etcd": ["h1"]},
-        group_vars={"tke_k8s_version": "1.30.4", "tke_ha_mode": "thirdparty", "tke_vip": "172.30.99.100"})
+        group_vars={"tke_k8s_version": "1.30.4", "tke_allow_eol_install": True, "tke_ha_mode": "thirdparty",
+                    "tke_vip": "172.30.99.100"})
 
 
 def _py(th, host, code):

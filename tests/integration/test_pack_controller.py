@@ -111,9 +111,9 @@ def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
     assert manifest["contents"]["controller"]["bootstrap"] == "bootstrap"
     assert {b["name"] for b in manifest["contents"]["binaries"]} == set(theirs)
     # the images kubeadm needs for the sample's version and its network plugins' images, derived
-    assert manifest["contents"]["kubernetes"] == {"versions": ["1.30.4"], "network_plugins": ["flannel", "calico"],
+    assert manifest["contents"]["kubernetes"] == {"versions": ["1.36.3"], "network_plugins": ["flannel", "calico"],
                                                   "namespace": "library"}
     refs = {f"{i['name']}:{i['tag']}" for i in manifest["contents"]["images"]}
-    assert {"library/kube-apiserver:v1.30.4", "library/kube-proxy:v1.30.4", "library/coredns:v1.11.1",
-            "library/pause:3.9", "library/etcd:3.5.12-0", "library/flannel:v0.28.9",
+    assert {"library/kube-apiserver:v1.36.3", "library/kube-proxy:v1.36.3", "library/coredns:v1.14.2",
+            "library/pause:3.10.2", "library/etcd:3.6.8-0", "library/flannel:v0.28.9",
             "library/calico-node:v3.28.2", "library/busybox:1.35"} <= refs, refs

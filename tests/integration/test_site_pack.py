@@ -179,15 +179,15 @@ def test_a_rewritten_pack_is_refused_by_its_signature(testhosts, built, tls, tmp
 
 
 def test_a_pack_without_the_sites_images_is_refused_before_any_host_changes(testhosts, built, tls, tmp_path):
-    """The pack carries kubeadm's images of 1.30.4 and 1.31.1 and both network plugins' under
-    library/: a site pulling from another namespace (or another release) is refused naming what
-    it would miss, before any host changes."""
+    """The pack carries kubeadm's images of its releases and both network plugins' under library/: a
+    site pulling from another namespace (or another release) is refused naming what it would miss,
+    before any host changes."""
     inv = inventory(testhosts, tmp_path / "hosts.yml", built["dir"], tls)
     run = run_playbook(INSTALL, inv, *PHASES, "-e", '{"tke_registry_namespace": "platform", "tke_network_plugin": "calico"}')
     assert run.rc != 0, run.explain()
     out = " ".join(run.output.split())
-    assert ("the site pack lacks images this site pulls from registry.tke.com/platform (Kubernetes 1.30.4, network "
-            "calico): platform/calico-cni:v3.28.2, ") in out and "platform/pause:3.9" in out, run.explain()
+    assert ("the site pack lacks images this site pulls from registry.tke.com/platform (Kubernetes 1.36.3, network "
+            "calico): platform/calico-cni:v3.28.2, ") in out and "platform/pause:3.10.2" in out, run.explain()
     assert_no_host_changed(testhosts, run)
 
 
@@ -244,5 +244,6 @@ def test_install_pack_then_pull_and_run_from_preseeded_registry(testhosts, built
         {"library/busybox", "library/hello", "library/sample-redis", "library/sample-app", "library/sample-web"}
         | {i["name"] for i in fixture_pack.derived_images()})
     cfg = testhosts.ssh("h3", "cat /etc/containerd/config.toml").stdout
-    assert "SystemdCgroup = true" in cfg and 'sandbox_image = "registry.tke.com/library/pause:3.9"' in cfg
+    # (Kubernetes 1.36: containerd 2.x, configuration version 3)
+    assert "SystemdCgroup = true" in cfg and 'sandbox = "registry.tke.com/library/pause:3.10.2"' in cfg
     assert 'config_path = "/etc/containerd/certs.d"' in cfg

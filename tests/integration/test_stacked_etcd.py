@@ -76,7 +76,7 @@ def three_stacked_masters_and_a_worker(th, tmp_path):
                 "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                 "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]}
     groups = {"masters": MASTERS, "workers": [WORKER], "registry": ["h1"]}
-    inv = th.write_inventory(tmp_path / "hosts.yml", groups=groups, group_vars=settings)
+    inv = th.write_inventory(tmp_path / "hosts.yml", groups=groups, group_vars={**settings, "tke_allow_cgroup_v1": False})
     # the kubelet's own test: the type of the file system at /sys/fs/cgroup
     v1 = [h for h in NODES if th.ssh(h, "stat -fc %T /sys/fs/cgroup").stdout.strip() != "cgroup2fs"]
     if v1:

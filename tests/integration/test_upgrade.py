@@ -97,7 +97,7 @@ def site(four, tmp_path_factory):
     d = KEPT or tmp_path_factory.mktemp("upgrade")
     if not (d / "installed").exists():
         kubeadm_double.install(th, NODES)
-    inv = sites.keepalived_site(th, d / "hosts.yml", pack, MASTERS, [WORKER], settings={"tke_k8s_version": "1.31.1"})
+    inv = sites.keepalived_site(th, d / "hosts.yml", pack, MASTERS, [WORKER], settings={"tke_k8s_version": "1.31.1", "tke_allow_eol_install": True})
     if not (d / "installed").exists():
         run = timed("install 1.31.1 (2 masters + 1 worker)", INSTALL, inv)
         assert run.rc == 0, run.explain()
@@ -304,7 +304,8 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     allow = []
     if v1:
         logs = {h: upgrade_log(th, h) for h in NODES}
-        refused = timed("upgrade to 1.35.7 on cgroup v1, refused", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7")
+        refused = timed("upgrade to 1.35.7 on cgroup v1, refused", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7",
+                        "-e", "tke_allow_cgroup_v1=false")
         said = " ".join(refused.output.split())
         assert refused.rc != 0 and refused.total("changed") == 0, refused.explain()
         assert (f"{', '.join(v1)}: cgroup v1 (/sys/fs/cgroup is not a cgroup2 mount); the kubelet of Kubernetes 1.35.7 "

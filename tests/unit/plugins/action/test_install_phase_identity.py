@@ -33,11 +33,11 @@ def read(site=None, version=None, upgrade=None):
     return {"rc": 0, "stdout": "\n".join(lines) + "\n"}
 
 
-def start(state_dir, reads, version="1.30.4", check_mode=False):
+def start(state_dir, reads, version="1.30.4", check_mode=False, **settings):
     """What the journal's start does up to the decision: the identity, then the comparison."""
     mod = action(check_mode)
     task_vars = {"tke_host_record_dir": RECORDS, "tke_k8s_version": version,
-                 "hostvars": {h: {"__tke_host_read": r} for h, r in reads.items()}}
+                 "hostvars": {h: {"__tke_host_read": r} for h, r in reads.items()}, **settings}
 
     def var(name, default=None):
         return task_vars.get(name, default)
@@ -108,3 +108,24 @@ def test_a_day_two_playbook_refuses_nodes_of_another_version(tmp_path):
     reads["h2"] = read(version="1.31.1")
     task_vars["hostvars"]["h2"] = {"__tke_host_read": reads["h2"]}
     assert mod._versions({}, {}, task_vars)["msg"] == "every node runs the inventory's version (h1, h2)"
+
+
+RELEASES = {"tke_supported_k8s_versions": ["1.35.7", "1.36.3"], "tke_upgrade_source_k8s_versions": ["1.30.4", "1.31.1"]}
+
+
+def test_a_new_site_at_a_release_past_its_end_of_life_is_refused(tmp_path):
+    """install.yml starts a new cluster (no site identity on the controller, no node runs a version) at
+    a supported release only; tke_allow_eol_install lets it; a site that runs such a release is not
+    refused (its day-2 runs and upgrade.yml act on it)."""
+    state = tmp_path / ".tke"
+    with pytest.raises(AnsibleActionFail) as err:
+        start(state, {"h1": read(), "h2": read()}, version="1.31.1", **RELEASES)
+    said = str(err.value)
+    assert said.startswith("tke_k8s_version: 1.31.1 is past upstream's end of life and no node of h1, h2 runs "
+                           "Kubernetes yet: install.yml starts a new cluster at a supported release only (1.35.7, "
+                           "1.36.3: tke_supported_k8s_versions)") and "tke_allow_eol_install: true" in said, said
+    assert said.endswith("(nothing was written on any host)") and not (state / si.CONTROLLER_FILE).exists()
+    start(state, {"h1": read(), "h2": read()}, version="1.36.3", **RELEASES)
+    start(state, {"h1": read(), "h2": read()}, version="1.31.1", tke_allow_eol_install=True, **RELEASES)
+    # nodes that run it: an existing cluster
+    start(state, {"h1": read(version="1.31.1"), "h2": read()}, version="1.31.1", **RELEASES)

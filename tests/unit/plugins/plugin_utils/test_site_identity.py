@@ -91,3 +91,14 @@ def test_an_inventory_version_other_than_the_nodes_is_refused_naming_both_and_th
     assert "never downgraded" in older[0] and 'tke_k8s_version: "1.31.1"' in older[0]
     newer = si.version_conflicts("v1.31.1", {"h1": "1.30.4"})
     assert "playbooks/upgrade.yml" in newer[0] and "h1: v1.30.4" in newer[0]
+
+
+def test_end_of_life_install():
+    sources, supported = ["1.30.4", "1.31.1"], ["1.35.7", "1.36.3"]
+    assert si.end_of_life_install("1.36.3", {}, ["h1"], supported, sources) == []
+    assert si.end_of_life_install("v1.31.1", {"h1": "1.31.1"}, ["h1"], supported, sources) == []
+    assert si.end_of_life_install("1.31.1", {}, ["h1"], supported, sources, allowed=True) == []
+    assert si.end_of_life_install("1.18.4", {}, ["h1"], supported, sources) == []   # inventory_rules' to refuse
+    said = si.end_of_life_install("1.30.4", {}, ["h2", "h1"], supported, sources)
+    assert len(said) == 1 and said[0].startswith("tke_k8s_version: 1.30.4 is past upstream's end of life and no node "
+                                                 "of h1, h2 runs Kubernetes yet"), said
