@@ -207,8 +207,10 @@ def test_the_site_works(testhosts, site, installed):
     assert cluster_cfg["controlPlaneEndpoint"] == "api.tke.com:6443"
     assert f"https://{th.ip('h1')}:2379" in cluster_cfg["etcd"]["external"]["endpoints"]
     assert "join phase control-plane-join all" in th.ssh("h2", "cat /var/log/kubeadm-double.log").stdout
+    # (from 1.35 a worker's join waits for its kubelet's TLS bootstrap in a phase of its own)
     assert th.ssh("h3", "cat /var/log/kubeadm-double.log").stdout.splitlines() == [
-        f"join phase {p} --config /etc/kubernetes/kubeadm-join.yaml" for p in ("preflight", "kubelet-start")]
+        f"join phase {p} --config /etc/kubernetes/kubeadm-join.yaml"
+        for p in ("preflight", "kubelet-start", "kubelet-wait-bootstrap")]
 
 
 def test_rerun_changes_nothing_on_any_host(testhosts, site, installed):

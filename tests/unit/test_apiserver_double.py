@@ -929,10 +929,10 @@ def _kubeconfig(apiserver, path):
     return path
 
 
-def _real_kubectl(apiserver, tmp_path):
-    """The official kubectl of the double's minor (tests/harness/real_clients.py) speaking to the
-    double through an admin kubeconfig: kubectl(*args, check=True) -> the finished process, and the
-    environment it runs in (a test may add to it: helm runs in it too)."""
+def _real_kubectl(apiserver, tmp_path, minor="1.30"):
+    """The official kubectl (tests/harness/real_clients.py; of the double's minor unless told another)
+    speaking to the double through an admin kubeconfig: kubectl(*args, check=True) -> the finished
+    process, and the environment it runs in (a test may add to it: helm runs in it too)."""
     import subprocess
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from harness import real_clients
@@ -943,8 +943,39 @@ def _real_kubectl(apiserver, tmp_path):
                            timeout=WAIT, check=False)
         assert r.returncode == 0 or not check, (args, r.stdout, r.stderr)
         return r
-    kubectl.binary = str(real_clients.kubectl("1.30"))   # for a test that runs it itself (Popen)
+    kubectl.binary = str(real_clients.kubectl(minor))   # for a test that runs it itself (Popen)
     return kubectl, env
+
+
+def test_a_streaming_list_ends_its_initial_events_with_a_bookmark(apiserver, tmp_path):
+    """sendInitialEvents=true (the watch-list kubectl sends from 1.35): the current objects as ADDED,
+    then a BOOKMARK annotated k8s.io/initial-events-end at their revision, then the changes; refused
+    (422) without resourceVersionMatch=NotOlderThan. Real kubectl 1.36's rollout status ends on it."""
+    assert call(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "s1"}})[0] == 201
+    base = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+    code, s = call(apiserver, "GET", base)
+    assert (code, s["reason"], s["details"]["causes"][0]["field"]) == (422, "Invalid", "resourceVersionMatch"), s
+    ctx = ssl.create_default_context(cafile=str(apiserver["pki"] / "ca.crt"))
+    ctx.load_cert_chain(apiserver["pki"] / "admin.crt", apiserver["pki"] / "admin.key")
+    req = urllib.request.Request(apiserver["url"] + base + "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+    with urllib.request.urlopen(req, context=ctx, timeout=WAIT) as r:
+        events = [json.loads(line) for line in r]
+    names = [e["object"]["metadata"].get("name") for e in events if e["type"] == "ADDED"]
+    mark = [e for e in events if e["type"] == "BOOKMARK"]
+    assert "s1" in names and len(mark) == 1 and events.index(mark[0]) == len(names), events
+    assert mark[0]["object"]["kind"] == "ConfigMap" and mark[0]["object"]["metadata"]["annotations"] == {
+        "k8s.io/initial-events-end": "true"}
+    assert int(mark[0]["object"]["metadata"]["resourceVersion"]) >= max(
+        int(e["object"]["metadata"]["resourceVersion"]) for e in events if e["type"] == "ADDED")
+    call(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/s1")
+    kubectl = _real_kubectl(apiserver, tmp_path, "1.36")[0]
+    call(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "sn1"}, "status": {
+        "conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": node_info()}})
+    assert call(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("sdep"))[0] == 201
+    done = kubectl("rollout", "status", "deploy/sdep", f"--timeout={WAIT}s")
+    assert 'deployment "sdep" successfully rolled out' in done.stdout and "bookmark" not in done.stderr, done.stderr
+    call(apiserver, "DELETE", "/apis/apps/v1/namespaces/default/deployments/sdep")
+    call(apiserver, "DELETE", "/api/v1/nodes/sn1")
 
 
 def test_real_kubectl_and_helm_against_the_double(apiserver, tmp_path):

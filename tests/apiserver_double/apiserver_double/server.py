@@ -169,6 +169,19 @@ class Api:
         response's headers is an event (the real server also starts its watcher before it answers)."""
         labels = logic.parse_label_selector(q.get("labelSelector", ""))
         fields = logic.parse_field_selector(q.get("fieldSelector", ""), res.plural)
+        # a streaming list (sendInitialEvents=true: kubectl from 1.35, client-go's WatchListClient):
+        # the current objects as ADDED, then a BOOKMARK at the revision they were read at, annotated
+        # k8s.io/initial-events-end, then the changes; only with resourceVersionMatch=NotOlderThan,
+        # else Invalid (the API reference's sendInitialEvents parameter; apimachinery's ListOptions
+        # validation)
+        initial = q.get("sendInitialEvents") == "true"
+        if initial and q.get("resourceVersionMatch") != "NotOlderThan":
+            raise ApiError(422, 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+                           "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan", "Invalid",
+                           {"group": "meta.k8s.io", "kind": "ListOptions",
+                            "causes": [{"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+                                        "message": "Forbidden: sendInitialEvents requires setting "
+                                                   "resourceVersionMatch to NotOlderThan"}]})
 
         def snapshot():
             items, dummy = self.store.list(self.key(res, ns))
@@ -179,7 +192,8 @@ class Api:
                     out[(full["metadata"].get("namespace"), full["metadata"]["name"])] = full
             return out
         since = q.get("resourceVersion") or "0"
-        since = int(since) if since.isdigit() else 0
+        since = 0 if initial or not since.isdigit() else int(since)
+        revision = self.store.revision()
         start = snapshot()
 
         def events():
@@ -187,6 +201,12 @@ class Api:
             for dummy, o in sorted(cur.items()):
                 if since == 0 or int(o["metadata"]["resourceVersion"]) > since:
                     yield {"type": "ADDED" if since == 0 else "MODIFIED", "object": o}
+            if initial:
+                yield {"type": "BOOKMARK", "object": {
+                    "kind": res.kind, "apiVersion": res.api_version,
+                    "metadata": {"resourceVersion": str(max([revision] + [int(o["metadata"]["resourceVersion"])
+                                                                           for o in start.values()])),
+                                 "annotations": {"k8s.io/initial-events-end": "true"}}}}
             end = time.monotonic() + timeout
             while time.monotonic() < end:
                 time.sleep(poll)
