@@ -193,7 +193,7 @@ class Api:
             return out
         since = q.get("resourceVersion") or "0"
         since = 0 if initial or not since.isdigit() else int(since)
-        revision = self.store.revision()
+        revision = self.store.revision() if initial else 0
         start = snapshot()
 
         def events():
