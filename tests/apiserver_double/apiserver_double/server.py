@@ -202,10 +202,10 @@ class Api:
                 if since == 0 or int(o["metadata"]["resourceVersion"]) > since:
                     yield {"type": "ADDED" if since == 0 else "MODIFIED", "object": o}
             if initial:
+                newest = max([revision] + [int(o["metadata"]["resourceVersion"]) for o in start.values()])
                 yield {"type": "BOOKMARK", "object": {
                     "kind": res.kind, "apiVersion": res.api_version,
-                    "metadata": {"resourceVersion": str(max([revision] + [int(o["metadata"]["resourceVersion"])
-                                                                           for o in start.values()])),
+                    "metadata": {"resourceVersion": str(newest),
                                  "annotations": {"k8s.io/initial-events-end": "true"}}}}
             end = time.monotonic() + timeout
             while time.monotonic() < end:
