@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "apiserver_double"))
-from apiserver_double import logic, server, store  # noqa: E402
+from apiserver_double import logic, server, store, structural  # noqa: E402
 from apiserver_double.logic import ApiError  # noqa: E402
 from apiserver_double.resources import BUILTIN  # noqa: E402
 
@@ -1544,6 +1544,42 @@ def test_server_takes_structural_crd_schemas_and_refuses_an_update_that_is_not(a
     assert call(apiserver, "POST", CRDS, free)[0] == 201
     for name in ("gadgets", "freebies"):
         call(apiserver, "DELETE", f"{CRDS}/{name}.example.com")
+
+
+def test_a_crd_in_a_kubernetes_group_needs_the_api_approval_annotation(apiserver):
+    """A CRD of a group the Kubernetes community protects (k8s.io, kubernetes.io and their subdomains)
+    needs `api-approved.kubernetes.io`: a URL, or a reason starting "unapproved" (apiextensions-apiserver
+    validation.go validateAPIApproval, apihelpers GetAPIApprovalState); an update that keeps the
+    annotation's state passes, one that drops it does not. Calico 3.32's ClusterNetworkPolicy CRD
+    (policy.networking.k8s.io) carries it."""
+    crd = widget_crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True}, "gizmos", "Gizmo")
+    crd["metadata"]["name"], crd["spec"]["group"] = "gizmos.policy.example.k8s.io", "policy.example.k8s.io"
+    url = f"{CRDS}/gizmos.policy.example.k8s.io"
+    field = "metadata.annotations[api-approved.kubernetes.io]"
+    see = "see https://github.com/kubernetes/enhancements/pull/1111"
+    code, s = call(apiserver, "POST", CRDS, crd)
+    assert (code, [(c["field"], c["message"]) for c in s["details"]["causes"]]) == (422, [
+        (field, f'Required value: protected groups must have approval annotation "api-approved.kubernetes.io", {see}')]), s
+    crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": "looks fine"}
+    code, s = call(apiserver, "POST", CRDS, crd)
+    assert (code, [(c["field"], c["message"]) for c in s["details"]["causes"]]) == (422, [
+        (field, 'Invalid value: "looks fine": protected groups must have approval annotation "api-approved.kubernetes.io" '
+                f'with either a URL or a reason starting with "unapproved", {see}')]), s
+    assert call(apiserver, "GET", url)[0] == 404
+    for value in ("unapproved, testing only", "https://github.com/kubernetes-sigs/network-policy-api/pull/347"):
+        crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": value}
+        code, made = call(apiserver, "POST", CRDS, crd)
+        assert code == 201, made
+        # an update keeping the state passes; dropping the annotation is refused
+        made["spec"]["names"]["shortNames"] = ["gz"]
+        assert call(apiserver, "PUT", url, made)[0] == 200
+        made = call(apiserver, "GET", url)[1]
+        made["metadata"]["annotations"] = {}
+        code, s = call(apiserver, "PUT", url, made)
+        assert code == 422 and [c["field"] for c in s["details"]["causes"]] == [field], s
+        call(apiserver, "DELETE", url)
+    # the rule is the protected groups' only: example.com needs no annotation (the tests above)
+    assert structural.api_approval_problems({"spec": {"group": "k8s.io.example.com"}}) == []
 
 
 PRUNED_SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "properties": {

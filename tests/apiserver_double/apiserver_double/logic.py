@@ -187,6 +187,7 @@ def semantic_problems(obj, old=None):
                         "and 'minReadySeconds' are forbidden"))
     if kind == "CustomResourceDefinition" and str(obj.get("apiVersion", "")).startswith("apiextensions.k8s.io/"):
         out.extend(structural.crd_problems(obj))
+        out.extend(structural.api_approval_problems(obj, old))
     if old is not None and kind in ("RoleBinding", "ClusterRoleBinding") and obj.get("roleRef") != old.get("roleRef"):
         ref = obj.get("roleRef") or {}
         out.append(("roleRef", "FieldValueInvalid", f'Invalid value: rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", '

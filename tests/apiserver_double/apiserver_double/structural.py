@@ -5,7 +5,8 @@ rules a CRD must meet, and what a custom resource goes through with its version'
 Facts read from kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver:
 - pkg/apis/apiextensions/validation/validation.go (validateCustomResourceDefinitionSpec,
   validateCustomResourceDefinitionValidation, ValidateCustomResourceDefinitionOpenAPISchema,
-  specStandardValidatorV3.validate, requireStructuralSchema);
+  specStandardValidatorV3.validate, requireStructuralSchema, validateAPIApproval) and
+  pkg/apihelpers/helpers.go (IsProtectedCommunityGroup, GetAPIApprovalState);
 - pkg/apiserver/schema/validation.go (ValidateStructural: validateStructuralInvariants,
   validateStructuralMetadataInvariants, validateExtensions, validateNestedValueValidation);
 - pkg/apiserver/schema/pruning/algorithm.go (PruneWithOptions, prune, skipPrune) and
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
+from urllib.parse import urlsplit
 
 # ------------------------------------------------------------------------------ field errors
 # (field, reason, message) as apimachinery pkg/util/validation/field/errors.go words them
@@ -294,6 +296,45 @@ def crd_problems(crd):
         if _convertible(schema):
             out += structural_problems(schema, f"{path}.openAPIV3Schema")
     return out
+
+
+API_APPROVED = "api-approved.kubernetes.io"
+API_APPROVAL_PR = "see https://github.com/kubernetes/enhancements/pull/1111"
+
+
+def _approval_state(annotations):
+    """(state, reason) of a CRD's approval annotation (apihelpers GetAPIApprovalState): missing,
+    bypassed (a reason starting "unapproved"), approved (a request URI with a scheme and a host,
+    as url.ParseRequestURI takes it) or invalid."""
+    value = str((annotations or {}).get(API_APPROVED) or "")
+    if not value:
+        return "missing", f'protected groups must have approval annotation "{API_APPROVED}", {API_APPROVAL_PR}'
+    if value.startswith("unapproved"):
+        return "bypassed", f"not approved: {json.dumps(value)}"
+    url = urlsplit(value) if not any(c.isspace() for c in value) else None
+    if url and url.scheme and url.netloc:
+        return "approved", f"approved in {value}"
+    return "invalid", (f'protected groups must have approval annotation "{API_APPROVED}" with either a URL or '
+                       f'a reason starting with "unapproved", {API_APPROVAL_PR}')
+
+
+def api_approval_problems(crd, old=None):
+    """[(field, reason, message)] of validateAPIApproval: a CRD of a group the Kubernetes community
+    protects (k8s.io, kubernetes.io and their subdomains: apihelpers IsProtectedCommunityGroup) needs
+    the approval annotation; an update that keeps its state (even missing or invalid) passes."""
+    group = str((crd.get("spec") or {}).get("group") or "")
+    if not any(group == d or group.endswith("." + d) for d in ("k8s.io", "kubernetes.io")):
+        return []
+    annotations = (crd.get("metadata") or {}).get("annotations")
+    state, reason = _approval_state(annotations)
+    if old is not None and _approval_state((old.get("metadata") or {}).get("annotations"))[0] == state:
+        return []
+    path = _key("metadata.annotations", API_APPROVED)
+    if state == "missing":
+        return [_required(path, reason)]
+    if state == "invalid":
+        return [_invalid(path, annotations.get(API_APPROVED), reason)]
+    return []
 
 
 # ------------------------------------------------------------------------------ custom resources
