@@ -77,7 +77,7 @@ KUBEADM_RELEASES = {
 
 # The network plugins and their images, pinned to the manifests' versions: the registry of the
 # plugins' names, each a folder roles/network/plugins/<name>/ (written from flannel
-# Documentation/kube-flannel.yml at v0.28.9 and calico manifests/calico.yaml at v3.28.2;
+# Documentation/kube-flannel.yml at v0.28.9 and calico manifests/calico.yaml at v3.32.1, whose images moved to quay.io;
 # docs/network.md, "Adding a network plugin"). name: the repository under the site's namespace;
 # source: upstream.
 NETWORK_IMAGES = {
@@ -86,9 +86,9 @@ NETWORK_IMAGES = {
         {"name": "flannel-cni-plugin", "tag": "v1.9.1-flannel3", "source": "ghcr.io/flannel-io/flannel-cni-plugin"},
     ],
     "calico": [
-        {"name": "calico-cni", "tag": "v3.28.2", "source": "docker.io/calico/cni"},
-        {"name": "calico-node", "tag": "v3.28.2", "source": "docker.io/calico/node"},
-        {"name": "calico-kube-controllers", "tag": "v3.28.2", "source": "docker.io/calico/kube-controllers"},
+        {"name": "calico-cni", "tag": "v3.32.1", "source": "quay.io/calico/cni"},
+        {"name": "calico-node", "tag": "v3.32.1", "source": "quay.io/calico/node"},
+        {"name": "calico-kube-controllers", "tag": "v3.32.1", "source": "quay.io/calico/kube-controllers"},
     ],
 }
 NETWORK_PLUGINS = tuple(sorted(NETWORK_IMAGES))

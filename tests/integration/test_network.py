@@ -207,7 +207,9 @@ def test_switch_to_calico(three, site, flannel):
     assert objects_of(th, "namespaces,daemonsets,deployments") == [
         "DaemonSet kube-system/calico-node", "Deployment kube-system/calico-kube-controllers"]
     crds = objects_of(th, "customresourcedefinitions")
-    assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
+    assert len(crds) == 23 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
+    # calico 3.32's ClusterNetworkPolicy CRD, in a group only an approved API may use
+    assert "CustomResourceDefinition clusternetworkpolicies.policy.networking.k8s.io" in crds
     assert cni_dirs(th) == {h: ["10-calico.conflist"] for h in NODES}
     conf = json.loads(th.ssh("h3", "cat /etc/cni/net.d/10-calico.conflist").stdout)
     assert conf["plugins"][0]["nodename"] == "h3" and conf["plugins"][0]["mtu"] == 0

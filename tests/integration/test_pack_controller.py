@@ -116,4 +116,4 @@ def test_sample_spec_builds_with_the_fixture_sources_and_verifies(tmp_path):
     refs = {f"{i['name']}:{i['tag']}" for i in manifest["contents"]["images"]}
     assert {"library/kube-apiserver:v1.36.3", "library/kube-proxy:v1.36.3", "library/coredns:v1.14.2",
             "library/pause:3.10.2", "library/etcd:3.6.8-0", "library/flannel:v0.28.9",
-            "library/calico-node:v3.28.2", "library/busybox:1.35"} <= refs, refs
+            "library/calico-node:v3.32.1", "library/busybox:1.35"} <= refs, refs

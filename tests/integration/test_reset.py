@@ -101,15 +101,15 @@ def test_fresh_install_after_the_reset_with_calico(testhosts, site, installed):
     th.kubectl_client("h1")
     # calico's objects, and no other network's
     assert objects_of(th, CALICO_KINDS) == sorted(
-        [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding") for n in CALICO_NAMES]
+        [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding") for n in CALICO_NAMES + ("calico-tier-getter",)]
         + [f"ServiceAccount kube-system/{n}" for n in CALICO_NAMES]
         + ["ConfigMap kube-system/calico-config", "DaemonSet kube-system/calico-node",
            "Deployment kube-system/calico-kube-controllers", "PodDisruptionBudget kube-system/calico-kube-controllers"])
     crds = objects_of(th, "customresourcedefinitions")
-    assert len(crds) == 18 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
+    assert len(crds) == 23 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
     pod = json.loads(kubectl(th, "-n kube-system get ds calico-node -o json").stdout)["spec"]["template"]["spec"]
     assert sorted({c["image"] for c in pod["containers"] + pod["initContainers"]}) == [
-        "registry.tke.com/library/calico-cni:v3.28.2", "registry.tke.com/library/calico-node:v3.28.2"]
+        "registry.tke.com/library/calico-cni:v3.32.1", "registry.tke.com/library/calico-node:v3.32.1"]
     # exactly calico's CNI configuration on each node, naming the node
     assert cni_dirs(th, nodes) == {h: ["10-calico.conflist"] for h in nodes}
     for h in nodes:

@@ -187,7 +187,7 @@ def test_a_pack_without_the_sites_images_is_refused_before_any_host_changes(test
     assert run.rc != 0, run.explain()
     out = " ".join(run.output.split())
     assert ("the site pack lacks images this site pulls from registry.tke.com/platform (Kubernetes 1.36.3, network "
-            "calico): platform/calico-cni:v3.28.2, ") in out and "platform/pause:3.10.2" in out, run.explain()
+            "calico): platform/calico-cni:v3.32.1, ") in out and "platform/pause:3.10.2" in out, run.explain()
     assert_no_host_changed(testhosts, run)
 
 

@@ -24,7 +24,7 @@ def test_pack_missing_images_lists_what_the_site_pulls_and_the_pack_lacks():
     from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
     missing = PackFilters().filters()["pack_missing_images"]
     site = kube_images.site_images("1.31.1", "calico")
-    assert "library/pause:3.10" in site and "library/calico-node:v3.28.2" in site and len(site) == 10
+    assert "library/pause:3.10" in site and "library/calico-node:v3.32.1" in site and len(site) == 10
     pack = [{"name": r.rsplit(":", 1)[0], "tag": r.rsplit(":", 1)[1], "digest": "sha256:x"} for r in site]
     assert missing(pack, "1.31.1", "calico") == []
     assert missing(pack, "1.31.1", "none") == []

@@ -55,7 +55,7 @@ def test_sources_and_pinned_names():
     assert imgs["coredns"]["source"] == "registry.k8s.io/coredns/coredns"
     assert imgs["kube-proxy"]["source"] == "registry.k8s.io/kube-proxy"
     assert k.pinned("pause", "1.31.1") == "pause:3.10" and k.pinned("etcd", "1.30.4") == "etcd:3.5.12-0"
-    assert k.pinned("calico-node") == "calico-node:v3.28.2" and k.pinned("flannel") == "flannel:v0.28.9"
+    assert k.pinned("calico-node") == "calico-node:v3.32.1" and k.pinned("flannel") == "flannel:v0.28.9"
     with pytest.raises(k.UnsupportedVersion, match="no pinned image named 'weave'"):
         k.pinned("weave")
     assert [i["name"] for i in k.network_images("calico")] == ["calico-cni", "calico-node", "calico-kube-controllers"]
