@@ -434,12 +434,19 @@ def ensure_pack(cache: Path, repo: Path | None) -> Path:
         return _ensure_pack(cache, repo)
 
 
-def _ensure_pack(cache: Path, repo: Path | None) -> Path:
-    from harness.playbook import run_playbook
+def recipe_key() -> str:
+    """The hash of what the fixture pack and its inputs are made from: this file, the image table
+    (the stand-in images' names and tags), the pack format's code, the sample components and charts,
+    and the signing key. Anything cached from another recipe is stale."""
     recipe = [Path(__file__), TOP / "plugins" / "module_utils" / "kube_images.py",
               *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py")),
               *sorted(SAMPLE_COMPONENTS.rglob("*.j2")), *sorted(p for p in SAMPLE_CHARTS.rglob("*") if p.is_file())]
-    key = hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
+
+
+def _ensure_pack(cache: Path, repo: Path | None) -> Path:
+    from harness.playbook import run_playbook
+    key = recipe_key()
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"
     if (pack / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == key:

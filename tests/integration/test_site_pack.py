@@ -24,16 +24,13 @@ PASSWORD = "pack-test-pw-1"
 PHASES = ["--tags", "offline,runtime,registry"]
 
 
-def _key() -> str:
-    return hashlib.sha256(Path(fixture_pack.__file__).read_bytes()).hexdigest()[:12]
-
-
 @pytest.fixture(scope="module")
 def spec(testhosts):
+    key = fixture_pack.recipe_key()   # (the image table's tags included: new tags, new stand-in images)
     for old in CACHE.glob("inputs-*"):  # inputs of an older fixture recipe
-        if old.name != f"inputs-{_key()}":
+        if old.name != f"inputs-{key}":
             shutil.rmtree(old, ignore_errors=True)
-    return fixture_pack.build_inputs(CACHE / f"inputs-{_key()}", Path(testhosts.info["TH_REPO"]))
+    return fixture_pack.build_inputs(CACHE / f"inputs-{key}", Path(testhosts.info["TH_REPO"]))
 
 
 @pytest.fixture(scope="module")
