@@ -18,6 +18,7 @@ import tarfile
 import tempfile
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import atomic_writer, write_if_differs
+from ansible_collections.offline_pot.tke.plugins.module_utils import safe_tar
 
 V2 = "docker/registry/v2"
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json",
@@ -65,7 +66,7 @@ class Layout:
         elif tarfile.is_tarfile(path):
             self._tmp = tempfile.mkdtemp(prefix="oci-layout-")
             with tarfile.open(path) as t:
-                t.extractall(self._tmp, filter="data")
+                safe_tar.extract(t, self._tmp)
             self.dir = self._tmp
         else:
             raise ImageError(f"{path} is neither an OCI layout directory nor a tar of one")

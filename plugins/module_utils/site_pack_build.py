@@ -26,6 +26,7 @@ from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
+from ansible_collections.offline_pot.tke.plugins.module_utils import safe_tar
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_bootstrap as bootstrap
 from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec as sps
 
@@ -209,7 +210,7 @@ class Builder:
                 with tempfile.TemporaryDirectory() as tmp:
                     try:
                         with tarfile.open(path) as t:
-                            t.extractall(tmp, filter="data")
+                            safe_tar.extract(t, tmp)
                     except (tarfile.TarError, OSError) as e:
                         raise BuildError(f"{what}: cannot unpack {path}: {e}") from e
                     for rel in pm.walk_files(tmp, exclude=()):
