@@ -2,11 +2,12 @@
 # Copyright: offline_pot.tke contributors
 # Apache License 2.0 (see LICENSE)
 """A tar extracted with the standard library's "data" filter (PEP 706): leading slashes stripped,
-no member outside the destination, no absolute link, no device or FIFO, no owner taken from the archive, no
-setuid/setgid bits nor group/other write. Python has tarfile.data_filter from 3.11.4 (and 3.12);
-Debian 12's python3 (3.11.2) has not, so there the same rules are applied member by member here,
-as Lib/tarfile.py's _get_filtered_attrs words them, before tarfile extracts. Unit-tested, both ways,
-in tests/unit/plugins/module_utils/test_safe_tar.py."""
+no member or link outside the destination, no absolute link, no device or FIFO, no owner taken
+from the archive, no setuid/setgid bits nor group/other write. Python has tarfile.data_filter from
+3.11.4 (and 3.12); Debian 12's python3 (3.11.2) has not, so there the same rules (as
+Lib/tarfile.py's _get_filtered_attrs words them) are applied here to each member just before it is
+extracted, as the filter is: a link extracted earlier is followed when the next member's place is
+checked. Unit-tested, both ways, in tests/unit/plugins/module_utils/test_safe_tar.py."""
 from __future__ import annotations
 
 import copy
@@ -55,5 +56,5 @@ def extract(tar: tarfile.TarFile, dest: str) -> None:
         tar.extractall(dest, filter="data")
         return
     dest = os.path.realpath(dest)
-    members = [_filtered(m, dest) for m in tar.getmembers()]
-    tar.extractall(dest, members=members)       # (each member checked above)
+    for member in tar.getmembers():
+        tar.extract(_filtered(member, dest), dest)

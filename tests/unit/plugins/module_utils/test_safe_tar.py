@@ -70,10 +70,15 @@ def test_a_leading_slash_is_stripped_so_the_member_lands_inside(tmp_path, way):
     {"name": "link", "type": tarfile.SYMTYPE, "linkname": "../../etc/passwd"},
     {"name": "dev", "type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 3},
     {"name": "fifo", "type": tarfile.FIFOTYPE},
-], ids=["dotdot", "nested-dotdot", "abs-symlink", "escaping-symlink", "device", "fifo"])
+    # a chain: "a" -> "." and "a/b" -> ".." look inside until "a" exists; then "a/b" is the parent
+    [{"name": "a", "type": tarfile.SYMTYPE, "linkname": "."},
+     {"name": "a/b", "type": tarfile.SYMTYPE, "linkname": ".."},
+     {"name": "a/b/evil"}],
+], ids=["dotdot", "nested-dotdot", "abs-symlink", "escaping-symlink", "device", "fifo", "symlink-chain"])
 def test_a_member_outside_or_special_is_refused_and_nothing_escapes(tmp_path, way, member):
+    members = member if isinstance(member, list) else [member]
     tar = archive(tmp_path / "bad.tar", ({"name": "fine", "mode": 0o644}, b"x"),
-                  (dict(member), b"" if member.get("type") else b"evil"))
+                  *((dict(m), b"" if m.get("type") else b"evil") for m in members))
     dest = tmp_path / "a" / "b" / "out"
     dest.mkdir(parents=True)
     with tarfile.open(tar) as t, pytest.raises(tarfile.TarError):
