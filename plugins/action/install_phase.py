@@ -391,10 +391,11 @@ class ActionModule(ActionModuleBase):
         versions = {h: f[si.VERSION_FILE] for h, f in files.items() if f.get(si.VERSION_FILE)}
         return si.node_versions({h: r for h, r in records.items() if r}, versions)
 
-    def _version_problems(self, hosts, records, files, task_vars, playbook):
-        """si.version_conflicts between the inventory's version and what the hosts' nodes run."""
+    def _version_problems(self, nodes, task_vars, playbook):
+        """si.version_conflicts between the inventory's version and what the hosts' nodes run (nodes:
+        _node_versions)."""
         wanted = self._templar.template(task_vars.get("tke_k8s_version"))
-        return si.version_conflicts(wanted, self._node_versions(records, files), playbook)
+        return si.version_conflicts(wanted, nodes, playbook)
 
     def _versions(self, args, result, task_vars):
         """A day-2 playbook (roles/tke/tasks/versions.yml) refuses nodes of another Kubernetes version
@@ -403,7 +404,8 @@ class ActionModule(ActionModuleBase):
         records = self._host_reads(hosts, task_vars)[1]
         given = site_lock.playbook_of(os.getppid()).split()   # the worker's parent: ansible-playbook
         playbook = os.path.basename(given[0]) if given else "this playbook"
-        problems = self._version_problems(hosts, records, self._host_files(hosts, task_vars), task_vars, playbook)
+        problems = self._version_problems(self._node_versions(records, self._host_files(hosts, task_vars)),
+                                          task_vars, playbook)
         if problems:
             raise AnsibleActionFail("; ".join(problems) + " (nothing was touched)")
         result.update(changed=False, msg=f"every node runs the inventory's version ({', '.join(hosts) or 'no host'})")
@@ -420,13 +422,14 @@ class ActionModule(ActionModuleBase):
         if problems:
             raise AnsibleActionFail("this run would change hosts of another installation, nothing was written on "
                                     "any host: " + "; ".join(problems) + ". What to do: " + si.WHAT_TO_DO)
-        problems = self._version_problems(hosts, records, files, task_vars, "install.yml")
+        nodes = self._node_versions(records, files)
+        problems = self._version_problems(nodes, task_vars, "install.yml")
         if not problems and not self._identity_had:
             # a new site (the controller has no site identity, no node runs a version): at a supported
             # release only
             value = self._templar.template
             problems = si.end_of_life_install(
-                value(task_vars.get("tke_k8s_version")), self._node_versions(records, files), hosts,
+                value(task_vars.get("tke_k8s_version")), nodes, hosts,
                 value(task_vars.get("tke_supported_k8s_versions")),
                 value(task_vars.get("tke_upgrade_source_k8s_versions")),
                 boolean(value(task_vars.get("tke_allow_eol_install", False)), strict=False))
