@@ -21,6 +21,9 @@ bash tests/setup_controller.sh
 # a real browser for the run report's test (tests/harness/browser.py): Debian's Chromium
 command -v chromium >/dev/null || { apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+# podman (with Debian's runc) builds and runs the execution environment image (tests/harness/ee_image.py)
+{ command -v podman >/dev/null && command -v runc >/dev/null; } || { apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
 export PATH=$VENV/bin:$PATH ANSIBLE_CONFIG=$TOP/ansible.cfg
 wait "$prep_pid" || { cat "$prep_log"; echo "== the test hosts' root filesystem or repository did not build" >&2; exit 1; }

@@ -1,6 +1,6 @@
 """ansible-builder makes the build context of an execution environment (the container image AWX
-and Ansible Automation Platform run playbooks in) from the repository. Building the image itself
-needs podman or docker, which the test machine lacks."""
+and Ansible Automation Platform run playbooks in) from the repository. The image is built with
+podman and runs a preview of a fresh site in test_check_mode.py (tests/harness/ee_image.py)."""
 import shutil
 import subprocess
 import sys

@@ -72,6 +72,24 @@ def test_validation_runs_whatever_tags_are_asked(tmp_path):
     assert not marker.exists(), run.explain()
 
 
+# the playbooks that work on a site's hosts (each starts with playbooks/inventory_hosts.yml)
+SITE_PLAYBOOKS = ["install", "upgrade", "certs", "remove_node", "reset", "adopt", "status", "etcd_backup",
+                  "etcd_restore"]
+
+
+@pytest.mark.parametrize("playbook", SITE_PLAYBOOKS)
+def test_an_inventory_without_hosts_is_refused_not_a_run_of_skipped_plays(playbook, tmp_path):
+    """A mistyped -i (Ansible only warns that it could not parse it) leaves no host: without the
+    first play every play would match none and the run would end with rc 0, having done nothing."""
+    marker = tmp_path / "contacted"
+    run = run_playbook(TOP / "playbooks" / f"{playbook}.yml", tmp_path / "no-such-hosts.yml",
+                       env=guarded_env(marker, minimal=False))
+    assert run.rc != 0, run.explain()
+    assert f"-i: the inventory ({tmp_path / 'no-such-hosts.yml'}) has no host" in run.output, run.explain()
+    assert re.findall(r"^(?:fatal|ok|changed): \[(\S+)\]", run.output, re.M) == ["localhost"], run.explain()
+    assert not marker.exists() and not (tmp_path / ".tke").exists(), run.explain()
+
+
 def test_control_a_contacted_host_is_detected(tmp_path):
     """The guard works: a good inventory reaching precheck does try to connect, and is caught."""
     marker = tmp_path / "contacted"
