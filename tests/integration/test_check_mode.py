@@ -6,6 +6,10 @@ the API server) is made by phases not done yet; each host says once what would r
 change; nothing changes - proven with a timestamp and `find -newer` on every host and a snapshot of
 the controller's site directory (docs/install.md, "Preview with --check").
 
+The same preview then runs from the execution environment image, built here with ansible-builder
+and podman and run through ansible-runner as AWX runs a job (docs/testing.md, "The execution
+environment"): the same hosts say the same, and nothing changes either.
+
 The install on this site shape is test_install_e2e.py's; since the preview changes nothing here,
 what it proves about fresh hosts holds after a preview too. Check mode over an installed site, and
 the masked diff of a changed secret, are test_install_e2e.py's.
