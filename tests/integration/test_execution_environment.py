@@ -19,9 +19,9 @@ def test_ansible_builder_create_makes_a_build_context(tmp_path):
                    capture_output=True, text=True, check=True)
     ctx = tmp_path / "context"
     res = subprocess.run([ansible_bin("ansible-builder"), "create", "-f", str(ee / "execution-environment.yml"),
-                          "-c", str(ctx)], capture_output=True, text=True, check=False)
+                          "-c", str(ctx), "--output-filename", "Containerfile"], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stdout + res.stderr
-    containerfile = (ctx / "Dockerfile").read_text()
+    containerfile = (ctx / "Containerfile").read_text()
     assert "ansible-galaxy collection install" in containerfile and "introspect" in containerfile
     req = yaml.safe_load((ctx / "_build" / "requirements.yml").read_text())
     (entry,) = req["collections"]
