@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import ansible_runner
 import yaml
 
 from harness.playbook import TOP, ansible_bin
@@ -142,8 +143,6 @@ def run(pdd: Path, playbook: str, inventory: Path, mounts: list[Path], *args: st
     Platform"); the mounts (the pack, the SSH key) read-only at their paths. pdd: the private data
     dir, kept (its artifacts/ hold the job's events and output). Returns ansible-runner's Runner
     (rc, status, stats, events) with the job's output."""
-    import ansible_runner    # pylint: disable=import-outside-toplevel  # (only this test's need)
-
     keep = {k: os.environ.get(k) for k in ("CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF")}
     os.environ.update({k: env()[k] for k in keep})
     try:

@@ -16,6 +16,7 @@ the masked diff of a changed secret, are test_install_e2e.py's.
 """
 import base64
 import hashlib
+import json
 import re
 import time
 from pathlib import Path
@@ -163,9 +164,12 @@ def test_the_execution_environment_previews_the_fresh_site(ee_preview):
                   and e["event_data"].get("task", "").startswith("Gather facts and evaluate the prerequisites")}
     assert prechecked == set(WOULD), prechecked
     assert run.stats["changed"].get("h2") == run.stats["changed"].get("h3") == 1, run.stats
+    # nor in the job's events, which AWX keeps in its database (every task's arguments and result)
+    events = json.dumps(list(run.events))
     for name, value in SECRETS.items():
         for form in (value, base64.b64encode(value.encode()).decode()):
             assert form not in run.output, f"{name} printed by the execution environment's --check --diff run"
+            assert form not in events, f"{name} in the execution environment job's events"
 
 
 def test_the_execution_environment_changes_nothing_anywhere(ee_preview):
