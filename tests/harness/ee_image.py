@@ -18,7 +18,6 @@ this machine's hybrid cgroups); no default ulimits (runc fails "error setting rl
 operation not permitted" with them here); overlay storage on a file system that takes it, vfs
 otherwise (vfs copies every layer whole: the same build took 6 minutes)."""
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -28,7 +27,9 @@ from pathlib import Path
 import ansible_runner
 import yaml
 
+from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_build
 from harness.playbook import TOP, ansible_bin
+from harness.testhosts import SCRIPT as TESTHOSTS_SH
 
 STATE = TOP / ".cache" / "podman"
 ROOTFS_TAR = TOP / ".cache" / "testhosts" / "rootfs.tar.zst"
@@ -63,11 +64,9 @@ def podman(*args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def _mirror() -> str:
-    """The machine's Debian mirror (as testhosts.sh's debootstrap takes it)."""
-    for line in Path("/etc/apt/sources.list.d/debian.sources").read_text().splitlines():
-        if line.startswith("URIs:"):
-            return line.split()[1]
-    raise RuntimeError("no URIs: line in /etc/apt/sources.list.d/debian.sources")
+    """The machine's Debian mirror, as testhosts.sh's debootstrap takes it."""
+    return subprocess.run(["bash", str(TESTHOSTS_SH), "mirror"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def _exists(tag: str) -> bool:
@@ -91,18 +90,20 @@ def base_image() -> str:
 
 
 def wheelhouse() -> Path:
-    """requirements.txt's pinned packages and EXTRA_WHEELS as binary wheels for the base's
-    Python (3.11, like this machine's): downloaded once per requirement list."""
-    reqs = [line for line in (TOP / "requirements.txt").read_text().splitlines()
-            if line.strip() and not line.startswith("#")] + EXTRA_WHEELS
-    d = STATE / f"wheels-{hashlib.sha256(json.dumps(reqs).encode()).hexdigest()[:12]}"
-    if not d.is_dir():
-        tmp = d.with_suffix(".part")
-        shutil.rmtree(tmp, ignore_errors=True)
-        subprocess.run([ansible_bin("python"), "-m", "pip", "download", "-q", "--only-binary=:all:",
-                        "-d", str(tmp), *reqs], capture_output=True, text=True, check=True, timeout=600)
-        tmp.rename(d)
-    return d
+    """requirements.txt's pinned packages and EXTRA_WHEELS as wheels for this machine's Python (3.11,
+    as the base's), downloaded as the site pack's controller wheels are (site_pack_build's
+    controller_wheels: pip download, cached per requirement list)."""
+    STATE.mkdir(parents=True, exist_ok=True)
+    req = STATE / "ee-requirements.txt"
+    req.write_text((TOP / "requirements.txt").read_text() + "".join(f"{w}\n" for w in EXTRA_WHEELS))
+
+    def run(argv, cwd):
+        res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False, timeout=600)
+        return res.returncode, res.stdout, res.stderr
+
+    builder = site_pack_build.Builder({"name": "ee", "version": "0"}, str(STATE), str(STATE), run, shutil.which)
+    (d,) = builder.controller_wheels(str(req), [], [])
+    return Path(d)
 
 
 def definition(ee: Path, base: str, wheels: str) -> dict:

@@ -13,6 +13,7 @@
 #   testhosts.sh reset N...        stop hN, drop all it wrote, start it fresh
 #   testhosts.sh destroy           down every host of this instance, net-down, remove its state
 #   testhosts.sh info              print the instance's facts as shell variables
+#   testhosts.sh mirror            print the Debian mirror the rootfs is built from
 #
 # Environment: TH_ID (instance 0-99, default 1): bridge thbr$TH_ID, subnet 172.30.$TH_ID.0/24,
 # state under $TH_CACHE/run-$TH_ID. Instances never share a bridge, a subnet or a host.
@@ -335,5 +336,6 @@ case $cmd in
   reset) reset "$@" ;;
   destroy) destroy ;;
   info) info ;;
+  mirror) mirror ;;
   *) sed -n 2,20p "$0"; exit 2 ;;
 esac
