@@ -34,6 +34,7 @@ from ansible.plugins.strategy.linear import StrategyModule as LinearStrategy
 from ansible.utils.display import Display
 
 try:
+    import ansible_mitogen.affinity
     from ansible_mitogen.strategy import StrategyMixin
     MITOGEN_ERROR = None
 except ImportError as exc:   # mitogen missing (or broken): the plain linear strategy, said once per run
@@ -46,6 +47,13 @@ class StrategyModule(*((StrategyMixin, LinearStrategy) if StrategyMixin else (Li
 
     def __init__(self, tqm):
         super().__init__(tqm)
+        if StrategyMixin is not None:
+            # no CPU pinning: mitogen's policy pins every worker, the top-level process and their ssh
+            # clients to one CPU (the second), the multiplexer to the first, on any machine with 2 or 3
+            # CPUs, and to CPUs 0 and 1 on bigger ones for every run alike; where playbooks run side by
+            # side (AWX, CI, several sites from one controller) they all queue on that CPU
+            # while the others idle (measured: docs/install.md, "Speed"). The scheduler places them.
+            ansible_mitogen.affinity.policy = ansible_mitogen.affinity.Policy()
         if StrategyMixin is None:
             Display().warning(f"offline_pot.tke.mitogen_linear: mitogen cannot be imported on the controller "
                               f"({MITOGEN_ERROR}; pip install -r requirements.txt): running the plain linear strategy")
