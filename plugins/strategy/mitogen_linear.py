@@ -19,6 +19,8 @@ description:
   - On this collection's install it halves the hosts' CPU time and shortens the install by about a
     fifth (docs/install.md, "Speed"); results, check mode, diff, C(no_log) and the journal's
     module logging are unchanged.
+  - "mitogen's CPU pinning is off (it put every run's task workers on one CPU, so playbooks run side
+    by side queued there): the kernel's scheduler places the processes."
   - Used for connections of type C(ssh) and C(local); a host reached otherwise (C(paramiko)) runs
     as with C(linear).
   - When the C(mitogen) Python package cannot be imported on the controller it is the plain
