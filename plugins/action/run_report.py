@@ -28,6 +28,13 @@ def node_rows(nodes):
     return sorted(rows, key=lambda r: r["name"])
 
 
+def state_changes(hosts, before, after, record_dir):
+    """{host: {phase: [probe names]} (what the run changed there), or None when the host was not
+    read at the run's start and its end (failed, unreachable, or a playbook that does not read)}."""
+    return {h: ij.state_changes(before[h], after[h], record_dir)
+            if isinstance(before.get(h), str) and isinstance(after.get(h), str) else None for h in hosts}
+
+
 def pack_identity(pack, unpack_dir, pubkey):
     """The site pack's name, version, signature state and the key's sha256 (of its public key PEM),
     from the unpacked pack on the controller; None when there is none."""
@@ -55,6 +62,11 @@ class ActionModule(ActionModuleBase):
         hosts=dict(type="dict", default={}),
         certificates=dict(type="list", elements="dict", default=[]),
         nodes=dict(type="list", elements="dict"),
+        # each host's read of its records and state probes at the run's start and at its end
+        # (roles/tke/vars tke_host_read_script; None: not read), compared for what the run changed
+        state_before=dict(type="dict", default={}),
+        state_after=dict(type="dict", default={}),
+        record_dir=dict(type="str", required=True),
         pack=dict(type="str", default=""),
         pack_dir=dict(type="path", required=True),
         pubkey=dict(type="str", default=""),
@@ -77,6 +89,7 @@ class ActionModule(ActionModuleBase):
             "generated": utc_now(), "run_started": lock.get("started"), "site": args["site"], "hosts": args["hosts"],
             "phases": [p for p in ij.PHASE_NAMES if not p.startswith("hook:")], "journal": journal,
             "certificates": args["certificates"], "nodes": None if args["nodes"] is None else node_rows(args["nodes"]),
+            "changes": state_changes(args["hosts"], args["state_before"], args["state_after"], args["record_dir"]),
             "pack": pack_identity(args["pack"], args["pack_dir"], args["pubkey"]), "links": links})
         path = os.path.join(state, "reports", name)
         if not self._task.check_mode:

@@ -55,6 +55,22 @@ options:
       not given, the page says they were not read.
     type: list
     elements: dict
+  state_before:
+    description:
+      - Each host's read of its records and its phases' state probes at the start of the run (host to the
+        output of the tke role's C(tke_host_read_script)). A host not read is absent or null.
+    type: dict
+    default: {}
+  state_after:
+    description:
+      - The same read at the end of the run. A host with both reads gets the probes whose output differs,
+        per phase; one without either is shown as not read.
+    type: dict
+    default: {}
+  record_dir:
+    description: Where the hosts record the phases (C(tke_host_record_dir), the one home of that path), as the reads name it.
+    type: str
+    required: true
   pack:
     description: The site pack (C(tke_site_pack)); an archive is read where the offline phase unpacked it (I(pack_dir)).
     type: str
@@ -74,6 +90,7 @@ EXAMPLES = r"""
   offline_pot.tke.run_report:
     state_dir: "{{ tke_state_dir }}"
     pack_dir: "{{ tke_pack_dir }}"
+    record_dir: "{{ tke_host_record_dir }}"
     site: {cluster: "{{ tke_cluster_name }}", kubernetes: "{{ tke_k8s_version }}"}
     hosts: "{{ dict(groups['all'] | zip(groups['all'] | map('extract', hostvars, 'group_names'))) }}"
   delegate_to: localhost

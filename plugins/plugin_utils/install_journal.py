@@ -479,10 +479,9 @@ def record_script(record_dir, phase, host_records, fingerprint, probe, salt):
     return "\n".join(lines)
 
 
-def parse_host_drift(stdout, record_dir):
-    """{phase: [names of the probes whose digest now differs from the recorded one]} from the raw
-    read (a probe recorded and no longer printed, or printed and never recorded, drifted too).
-    Phases without a state record (recorded before this existed) have no entry."""
+def _probe_digests(stdout, record_dir):
+    """The raw read's state lines (host_read.yml): ({phase: {probe: digest}} as the host recorded
+    them when the phase was done, {phase: {probe: digest}} as its probes print them now)."""
     prefix = record_dir.rstrip("/") + "/"
     recorded, now = {}, {}
     for line in (stdout or "").splitlines()[1:]:
@@ -498,9 +497,30 @@ def parse_host_drift(stdout, record_dir):
             phase = phase[:-len(STATE_SUFFIX)]
         name, _sp, digest = rest.partition(" ")
         into.setdefault(phase, {})[name] = digest.strip()
-    return {phase: sorted(n for n in set(states) | set(now.get(phase, {}))
-                          if states.get(n) != now.get(phase, {}).get(n))
-            for phase, states in recorded.items()}
+    return recorded, now
+
+
+def _differing(a, b):
+    return sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
+
+
+def parse_host_drift(stdout, record_dir):
+    """{phase: [names of the probes whose digest now differs from the recorded one]} from the raw
+    read (a probe recorded and no longer printed, or printed and never recorded, drifted too).
+    Phases without a state record (recorded before this existed) have no entry."""
+    recorded, now = _probe_digests(stdout, record_dir)
+    return {phase: _differing(states, now.get(phase, {})) for phase, states in recorded.items()}
+
+
+def state_changes(before, after, record_dir):
+    """What a run changed on a host, in its phases' state probes' terms: {phase: [probe names]}
+    for every phase whose probes print something else at the run's end (`after`, the same raw
+    read as host_read.yml's) than at its start (`before`); a probe new or gone counts, a phase
+    with none changed has no entry."""
+    dummy, start = _probe_digests(before, record_dir)
+    dummy, end = _probe_digests(after, record_dir)
+    changed = {phase: _differing(start.get(phase, {}), end.get(phase, {})) for phase in set(start) | set(end)}
+    return {phase: names for phase, names in sorted(changed.items()) if names}
 
 
 def parse_host_files(stdout, base_dir):

@@ -53,6 +53,10 @@ def bars(journal: dict, phases: list, hosts: list) -> list:
     return out
 
 
+def _order(phases: list, phase: str) -> int:
+    return phases.index(phase) if phase in phases else len(phases)
+
+
 def colour(phases: list, phase: str) -> str:
     return PALETTE[phases.index(phase) % len(PALETTE)] if phase in phases else "#000000"
 
@@ -100,7 +104,8 @@ def render(report: dict) -> str:
     """The page. report: title, generated (UTC text), run_started, site (label -> value), hosts
     ({host: [groups]}), phases (in install order), journal, certificates (rows of cert_report:
     host, file, subject, not_after, days_left, status), nodes ([{name, ready, version}] or None: not
-    read), pack ({path, name, version, signature, key_sha256} or None), links ({label: relative path})."""
+    read), changes ({host: {phase: [state probes the run changed]} or None: not read}), pack ({path,
+    name, version, signature, key_sha256} or None), links ({label: relative path})."""
     e = html.escape
     hosts = list(report.get("hosts") or {})
     phases = list(report.get("phases") or [])
@@ -119,6 +124,17 @@ def render(report: dict) -> str:
     links = [f'<li><a href="{e(path, quote=True)}">{e(label)}</a></li>'
              for label, path in sorted((report.get("links") or {}).items())]
     certs = report.get("certificates") or []
+    changes = report.get("changes") or {}
+    changed_rows = []
+    for host in hosts:
+        if host not in changes:
+            continue
+        if changes[host] is None:
+            changed_rows.append((host, "-", "not read at the start and the end of this run"))
+        elif not changes[host]:
+            changed_rows.append((host, "-", "nothing"))
+        for phase, names in sorted((changes[host] or {}).items(), key=lambda i: (_order(phases, i[0]), i[0])):
+            changed_rows.append((host, phase, ", ".join(names)))
     nodes = report.get("nodes")
     pack = report.get("pack")
     sections = [
@@ -133,6 +149,12 @@ def render(report: dict) -> str:
         "<p class=\"note\">Solid: done in this run; faded: done in an earlier run (the install journal's times).</p>",
         "<h2>Phases</h2>",
         _table(("phase", "ran on (this run)", "done before", "longest (s)"), per_phase, "phases"),
+        "<h2>What changed on the hosts</h2>",
+        "<p class=\"note\">Each phase keeps named state on a host (a managed block, a configuration file, a service "
+        "enabled and running), whose digests the host records when the phase is done. Each host's is read at the "
+        "start and at the end of the run: listed here, what this run changed.</p>",
+        _table(("host", "phase", "state changed"), changed_rows, "changes")
+        if changed_rows else "<p>not read in this run</p>",
         "<h2>Nodes</h2>",
         _table(("node", "Ready", "kubelet"), [(n.get("name"), n.get("ready"), n.get("version")) for n in nodes], "nodes")
         if nodes is not None else "<p>not read in this run (no API server yet, or the network phase skipped)</p>",

@@ -88,6 +88,17 @@ def run_playbook(playbook: str | Path, inventory: str | Path, *args: str,
 NO_RESUME = ("-e", '{"tke_resume": false}')
 
 
+def report_changes(run: PlaybookRun) -> tuple[Path, list[tuple[str, str, str]]]:
+    """The run report the run wrote (its path, as the run printed it: docs/install.md, "The run report")
+    and the rows of its table of what the run changed on the hosts: (host, phase, the state probes it
+    changed), (host, "-", "nothing") or (host, "-", "not read ...")."""
+    m = re.search(r"run report: (\S+\.html)", run.output)
+    assert m, run.explain()
+    text = Path(m.group(1)).read_text(encoding="utf-8")
+    table = text.split('class="changes"', 1)[1].split("</table>", 1)[0] if 'class="changes"' in text else ""
+    return Path(m.group(1)), re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", table)
+
+
 def timed(name: str, *args, times: dict | None = None, **kw) -> PlaybookRun:
     """run_playbook, timed: the seconds are on the run (run.seconds), in times[name] when a dict is
     given (a scenario's table of timings), and printed as a [timing] line (pytest -s shows it)."""

@@ -48,7 +48,7 @@ import yaml
 from ansible_collections.offline_pot.tke.plugins.plugin_utils.install_journal import PHASE_NAMES
 from harness import fixture_pack, hooks, kubeadm_double, real_clients, sites
 from harness.sites import vip
-from harness.playbook import NO_RESUME, TOP, ansible_bin, run_playbook
+from harness.playbook import NO_RESUME, TOP, ansible_bin, report_changes, run_playbook
 from harness.testhosts import cgroup_v1
 import ha_support as ha
 
@@ -170,6 +170,10 @@ def test_the_run_report_opens_in_a_browser_with_its_timeline_drawn(site, install
     # the second run resumed at the hook: the phases after it are this run's, the ones before not
     this_run = {p for dummy, p, now in drawn if now == "true"}
     assert "nodes" in this_run and "precheck" not in this_run, drawn
+    # what the run changed on the hosts (their phases' state probes read at its start and end): the
+    # worker's kubelet joined in this run
+    dummy, changes = report_changes(second)
+    assert [r for r in changes if r[:2] == ("h3", "nodes") and r[2]], changes
     shot = Image.open(browser.screenshot(url, str(tmp_path / "report.png"))).convert("RGB")
     colours = {c for dummy, c in shot.getcolors(maxcolors=1 << 20)}
     for p in this_run:
@@ -230,6 +234,9 @@ def test_rerun_changes_nothing_on_any_host(testhosts, site, installed):
     # changed something reports changed: count only the collection's own tasks
     ours = [t for t in again.changed_tasks() if not HOOK_TASK.match(t)]
     assert ours == [], again.explain()
+    # and the hosts agree: every phase's state probes print at the end what they printed at the start
+    dummy, changes = report_changes(again)
+    assert changes == [(h, "-", "nothing") for h in ("h1", "h2", "h3")], changes
     # check mode with the journal off over a phase with a hook (nodes/after): the hook runs in check
     # mode too (its marker is not written) and nothing changes (check mode over every phase of an
     # installed site: below, whose secrets scan reads that run's output)
@@ -722,6 +729,10 @@ def test_renew_restarts_the_api_servers_one_at_a_time(testhosts, site, installed
           f"{sum(1 for dummy, ok in w.samples if not ok)} failed, longest gap {w.longest_gap():.2f} s")
     assert run.rc == 0, run.explain()
     # every API server restarted (a new process) with its new certificate
+    # the renewal's run report: the masters' certificates changed (the pki phase's state on them)
+    report, changes = report_changes(run)
+    assert report.name.endswith("-certs.html") and oct(report.stat().st_mode & 0o777) == "0o600"
+    assert {("h1", "pki", "certificates"), ("h2", "pki", "certificates")} <= set(changes), changes
     after = {h: apiserver(th, h) for h in MASTERS}
     for h in MASTERS:
         assert after[h][0] != before[h][0] and after[h][1] != before[h][1], (h, before[h], after[h])

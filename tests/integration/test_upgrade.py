@@ -54,7 +54,7 @@ import pytest
 import yaml
 
 from harness import fixture_pack, kubeadm_double, playbook, sites
-from harness.playbook import NO_RESUME, TOP, run_playbook
+from harness.playbook import NO_RESUME, TOP, report_changes, run_playbook
 from harness.testhosts import TestHosts
 import ha_support as ha
 
@@ -321,6 +321,9 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
                    "registry.tke.com/library/pause:3.10.1 upgrade-proof >/dev/null", timeout=120)
     step = timed("upgrade 1.34.10 -> 1.35.7", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.35.7", *allow)
     assert step.rc == 0, step.explain()
+    # the run report says so, from the nodes: the runtime phase's containerd changed on each of them
+    report, changes = report_changes(step)
+    assert report.name.endswith("-upgrade.html") and {(h, "runtime", "containerd") for h in NODES} <= set(changes), changes
     assert "with them containerd 1.6.20 -> 2.1.9" in " ".join(step.output.split()), step.explain()
     for h in NODES:
         server = th.ssh(h, "ctr version 2>/dev/null | sed -n '/^Server:/,$s/^ *Version: *//p'").stdout.strip()
@@ -363,6 +366,7 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
 
     again = timed("upgrade, re-run", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.36.3", *allow)
     assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    assert report_changes(again)[1] == [(h, "-", "nothing") for h in NODES]
     assert {h: upgrade_log(th, h) for h in NODES} == logs
     print("[timing]", TIMES)
 

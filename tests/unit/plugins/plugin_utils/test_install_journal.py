@@ -406,18 +406,39 @@ def test_state_probes_and_drift():
     assert j.explain(d) == "h1: its state differs from what the phase recorded there (hosts-block)"
 
 
+def test_state_changes_are_the_probes_that_print_otherwise_at_the_end_of_the_run():
+    """What a run changed on a host, for the run report: the probes whose digest differs between
+    the read at the run's start and the one at its end; a phase new to the host (a fresh host: no
+    probe before) lists all its probes, a probe gone counts, the records themselves do not."""
+    rec = "/var/lib/offline-pot/phases"
+    before = "\n".join(["m", f"{rec}/host_init:fp", f"{rec}/host_init.state:chrony aaaa",
+                        f"now:{rec}/host_init:chrony aaaa", f"now:{rec}/host_init:hosts-block bbbb",
+                        f"now:{rec}/runtime:containerd cccc", f"now:{rec}/runtime:gone eeee"])
+    after = "\n".join(["m", f"{rec}/host_init:fp2", f"{rec}/host_init.state:chrony ffff",
+                       f"now:{rec}/host_init:chrony aaaa", f"now:{rec}/host_init:hosts-block 9999",
+                       f"now:{rec}/runtime:containerd cccc",
+                       f"now:{rec}/pki:certs 1111", f"now:{rec}/pki:kubeconfigs 2222"])
+    assert j.state_changes(before, after, rec) == {
+        "host_init": ["hosts-block"], "pki": ["certs", "kubeconfigs"], "runtime": ["gone"]}
+    assert j.state_changes(after, after, rec) == {}
+    assert j.state_changes("", "m", rec) == {}
+
+
 def host_read_command(record_dir):
-    """The raw command of roles/tke/tasks/host_read.yml with tke_host_record_dir set (its filters:
+    """The raw command of roles/tke/tasks/host_read.yml (the tke role's tke_host_read_script, which
+    the run report's read at a run's end runs too) with tke_host_record_dir set (its filters:
     Jinja's own and dirname, as Ansible's)."""
     import os
     from pathlib import Path
     import jinja2
     import yaml
-    tasks = Path(__file__).resolve().parents[4] / "roles" / "tke" / "tasks" / "host_read.yml"
+    role = Path(__file__).resolve().parents[4] / "roles" / "tke"
+    (task,) = yaml.safe_load((role / "tasks" / "host_read.yml").read_text())
+    assert task["ansible.builtin.raw"] == "{{ tke_host_read_script }}"
     env = jinja2.Environment()
     env.filters["dirname"] = os.path.dirname
-    (task,) = yaml.safe_load(tasks.read_text())
-    return env.from_string(task["ansible.builtin.raw"]).render(tke_host_record_dir=record_dir)
+    script = yaml.safe_load((role / "vars" / "main.yml").read_text())["tke_host_read_script"]
+    return env.from_string(script).render(tke_host_record_dir=record_dir)
 
 
 def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_finds_it(tmp_path):
@@ -451,7 +472,11 @@ def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_fin
     assert j.parse_host_read(read, str(rec))[1] == {"host_init": "fp-1"}
     assert j.parse_host_drift(read, str(rec)) == {"host_init": []}
     (tmp_path / "etc-hosts").write_text("b\n")
-    assert j.parse_host_drift(run(host_read), str(rec)) == {"host_init": ["hosts"]}
+    after = run(host_read)
+    assert j.parse_host_drift(after, str(rec)) == {"host_init": ["hosts"]}
+    # what a run changed, read at its start and its end (the run report): the probe whose output changed
+    assert j.state_changes(read, after, str(rec)) == {"host_init": ["hosts"]}
+    assert j.state_changes(after, after, str(rec)) == {}
     # a new fingerprint, the same salt; then no probe: the state record goes
     assert run(j.record_script(str(rec), "host_init", host_records, "fp-2", probe, str(rec / j.SALT_NAME))) == "recorded"
     assert (rec / "host_init").read_text() == "fp-2\n" and (rec / j.SALT_NAME).read_text() == salt

@@ -52,3 +52,15 @@ def test_tables_say_what_was_not_read():
 def test_an_empty_journal_draws_no_bar():
     text = page(journal={"format": 1, "phases": {}})
     assert "<rect" not in text and "no phase has a recorded time yet" in text
+
+
+def test_what_changed_on_each_host_in_phase_order():
+    """The run's changes per host: a row per phase with the probes it changed (install order), a host
+    with none says nothing, one not read says so; without any read the section says not read."""
+    text = page(changes={"h1": {"runtime": ["containerd"], "precheck": ["report"]}, "h<2>": {}})
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>",
+                      text.split('class="changes"', 1)[1].split("</table>", 1)[0])
+    assert rows == [("h1", "precheck", "report"), ("h1", "runtime", "containerd"), ("h&lt;2&gt;", "-", "nothing")]
+    text = page(changes={"h1": None})
+    assert "<td>h1</td><td>-</td><td>not read at the start and the end of this run</td>" in text
+    assert "What changed on the hosts</h2>\n<p class=\"note\">" in page() and 'class="changes"' not in page()
