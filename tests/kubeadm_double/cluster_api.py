@@ -5,8 +5,10 @@ kubeadm-config and kubelet-config ConfigMaps read with the token)."""
 import base64
 import json
 import os
+import re
 import ssl
 import tempfile
+import time
 import urllib.request
 
 import yaml
@@ -54,11 +56,42 @@ def require_cluster(flags_):
     api_get(server, "/readyz", ca, what="the API server's readiness")
 
 
+# kubeadm's discovery asks for cluster-info again every DiscoveryRetryInterval until the discovery
+# timeout (cmd/kubeadm/app/discovery/token/token.go getClusterInfo: wait.PollUntilContextTimeout, a
+# failed GET logged at V(1) and retried; constants.go DiscoveryRetryInterval = 5 s, the timeout
+# JoinConfiguration timeouts.discovery (v1beta4; discovery.timeout in v1beta3), default 5m0s), so an
+# endpoint that does not answer for a moment (a VIP moving) is waited out, not an error
+DISCOVERY_RETRY_INTERVAL = 5.0
+DISCOVERY_TIMEOUT = "5m0s"
+
+
+def duration_seconds(text):
+    """A Go duration as kubeadm's configuration writes one ("5m0s", "90s", "1h", "1.5s") in seconds."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s)", str(text))
+    if not parts or "".join(n + u for n, u in parts) != str(text):
+        raise Fail(f"time: invalid duration \"{text}\"")
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[u] for n, u in parts)
+
+
+def cluster_info(server, join):
+    timeout = duration_seconds((join.get("timeouts") or {}).get("discovery")
+                               or (join.get("discovery") or {}).get("timeout") or DISCOVERY_TIMEOUT)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return api_get(server, "/api/v1/namespaces/kube-public/configmaps/cluster-info", what="cluster-info")
+        except Fail:
+            if time.monotonic() + DISCOVERY_RETRY_INTERVAL >= deadline:
+                raise
+            time.sleep(DISCOVERY_RETRY_INTERVAL)
+
+
 def discover(join):
-    """Token discovery: cluster-info from the endpoint, CA pinned by hash, configs read with the token."""
+    """Token discovery: cluster-info from the endpoint (asked again until the discovery timeout, as
+    kubeadm does), CA pinned by hash, configs read with the token."""
     bt = join["discovery"]["bootstrapToken"]
     server = "https://" + bt["apiServerEndpoint"]
-    info = api_get(server, "/api/v1/namespaces/kube-public/configmaps/cluster-info", what="cluster-info")
+    info = cluster_info(server, join)
     kc = yaml.safe_load(info["data"]["kubeconfig"])
     ca_pem = base64.b64decode(kc["clusters"][0]["cluster"]["certificate-authority-data"])
     if not bt.get("unsafeSkipCAVerification"):

@@ -477,3 +477,37 @@ def test_print_manifest_mixes_with_config_from_1_32(double131, double132):
     argv = ["init", "phase", "addon", "coredns", "--config", "x", "--print-manifest"]
     assert "can not mix '--config' with arguments [print-manifest]" in _main_error(double131, argv)
     assert "can not mix" not in _main_error(double132, argv)
+
+
+def test_discovery_asks_for_cluster_info_again_until_its_timeout(double, monkeypatch):
+    """kubeadm's token discovery asks for cluster-info every 5 s until the discovery timeout
+    (discovery/token/token.go, constants.DiscoveryRetryInterval; v1beta4 timeouts.discovery, default
+    5m0s): an endpoint that does not answer for a moment is waited out; one that never does fails
+    with the last error once the timeout is spent."""
+    api, clock, calls = double.cluster_api, {"now": 0.0}, []
+
+    def get(server, path, *args, **kw):
+        calls.append(clock["now"])
+        if len(calls) < 3:
+            raise double.common.Fail(f'unable to fetch cluster-info: Get "{server}{path}": [Errno 113] No route to host')
+        return {"data": {}}
+
+    monkeypatch.setattr(api, "api_get", get)
+    monkeypatch.setattr(api.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(api.time, "sleep", lambda s: clock.update(now=clock["now"] + s))
+    assert api.cluster_info("https://api.tke.com:6443", {}) == {"data": {}}
+    assert calls == [0.0, 5.0, 10.0]
+    # never answering: 5m0s by default, a given timeout otherwise; the error is the last one
+    def never(server, path, *args, **kw):
+        calls.append(clock["now"])
+        raise double.common.Fail(f'unable to fetch cluster-info: Get "{server}{path}": [Errno 113] No route to host')
+
+    monkeypatch.setattr(api, "api_get", never)
+    for join, tries in (({}, 60), ({"timeouts": {"discovery": "12s"}}, 3), ({"discovery": {"timeout": "1m0s"}}, 12)):
+        calls.clear()
+        with pytest.raises(double.common.Fail, match="No route to host"):
+            api.cluster_info("https://api.tke.com:6443", join)
+        assert len(calls) == tries, (join, len(calls))
+    assert api.duration_seconds("1h2m3.5s") == 3723.5
+    with pytest.raises(double.common.Fail, match='invalid duration "5 minutes"'):
+        api.duration_seconds("5 minutes")
