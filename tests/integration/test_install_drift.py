@@ -5,7 +5,7 @@ existing hosts' configuration says about them (/etc/hosts, the first master's ch
 host_init is the phase here (it names every node); the journal logic is the same for every phase."""
 import re
 
-from harness.playbook import run_playbook, TOP
+from harness.playbook import report_changes, run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 RECORD = "/var/lib/offline-pot/phases"
@@ -72,6 +72,8 @@ def test_a_host_whose_state_drifted_runs_the_phase_again_on_a_plain_rerun(testho
         in said, again.explain()
     assert re.search(r"skipping h1 \(done", said), again.explain()
     assert managed_hosts(testhosts, "h2") == managed_hosts(testhosts, "h1")
+    # the run report names what the run changed, read from the hosts: the block put back on h2
+    assert report_changes(again)[1] == [("h1", "-", "nothing"), ("h2", "host_init", "hosts-block")]
     third = run_playbook(INSTALL, inv, "--tags", "host_init")
     assert third.rc == 0 and third.total("changed") == 0, third.explain()
     assert re.search(r"host_init: running on no host", third.output), third.explain()
