@@ -72,7 +72,8 @@ export TH_ID=${TH_ID:-1}
 trap 'for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
 order=(upgrade install_e2e components network etcd reset install_orchestration stacked_etcd
        ha site_pack air_gapped_controller validate readme_commands host_init pki kubeadm install_drift
-       apiserver_double check_mode precheck pack_controller collection_install execution_environment)
+       apiserver_double check_mode precheck pack_controller collection_install execution_environment
+       strategy)
 files=()
 for t in "${order[@]}"; do [ -f "tests/integration/test_$t.py" ] && files+=("tests/integration/test_$t.py"); done
 for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done

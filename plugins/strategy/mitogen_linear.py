@@ -49,13 +49,13 @@ class StrategyModule(*((StrategyMixin, LinearStrategy) if StrategyMixin else (Li
 
     def __init__(self, tqm):
         super().__init__(tqm)
-        if StrategyMixin is not None:
-            # no CPU pinning: mitogen's policy pins every worker, the top-level process and their ssh
-            # clients to one CPU (the second), the multiplexer to the first, on any machine with 2 or 3
-            # CPUs, and to CPUs 0 and 1 on bigger ones for every run alike; where playbooks run side by
-            # side (AWX, CI, several sites from one controller) they all queue on that CPU
-            # while the others idle (measured: docs/install.md, "Speed"). The scheduler places them.
-            ansible_mitogen.affinity.policy = ansible_mitogen.affinity.Policy()
         if StrategyMixin is None:
             Display().warning(f"offline_pot.tke.mitogen_linear: mitogen cannot be imported on the controller "
                               f"({MITOGEN_ERROR}; pip install -r requirements.txt): running the plain linear strategy")
+        else:
+            # no CPU pinning: mitogen's policy pins the multiplexer to the first CPU and the top-level
+            # process to the second (on a machine of 2 or 3 CPUs every task worker and its ssh client
+            # too), the same CPUs for every run; where playbooks run side by side (AWX, CI, several
+            # sites from one controller) they all queue there while the others idle (measured:
+            # docs/install.md, "Speed"). The kernel's scheduler places them.
+            ansible_mitogen.affinity.policy = ansible_mitogen.affinity.Policy()
