@@ -497,6 +497,7 @@ def test_discovery_asks_for_cluster_info_again_until_its_timeout(double, monkeyp
     monkeypatch.setattr(api.time, "sleep", lambda s: clock.update(now=clock["now"] + s))
     assert api.cluster_info("https://api.tke.com:6443", {}) == {"data": {}}
     assert calls == [0.0, 5.0, 10.0]
+
     # never answering: 5m0s by default, a given timeout otherwise; the error is the last one
     def never(server, path, *args, **kw):
         calls.append(clock["now"])
