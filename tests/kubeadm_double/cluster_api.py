@@ -5,7 +5,6 @@ kubeadm-config and kubelet-config ConfigMaps read with the token)."""
 import base64
 import json
 import os
-import re
 import ssl
 import tempfile
 import time
@@ -65,17 +64,9 @@ DISCOVERY_RETRY_INTERVAL = 5.0
 DISCOVERY_TIMEOUT = "5m0s"
 
 
-def duration_seconds(text):
-    """A Go duration as kubeadm's configuration writes one ("5m0s", "90s", "1h", "1.5s") in seconds."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s)", str(text))
-    if not parts or "".join(n + u for n, u in parts) != str(text):
-        raise Fail(f"time: invalid duration \"{text}\"")
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[u] for n, u in parts)
-
-
 def cluster_info(server, join):
-    timeout = duration_seconds((join.get("timeouts") or {}).get("discovery")
-                               or (join.get("discovery") or {}).get("timeout") or DISCOVERY_TIMEOUT)
+    timeout = common.go_duration((join.get("timeouts") or {}).get("discovery")
+                                 or (join.get("discovery") or {}).get("timeout") or DISCOVERY_TIMEOUT)
     deadline = time.monotonic() + timeout
     while True:
         try:

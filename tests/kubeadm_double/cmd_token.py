@@ -2,7 +2,6 @@
 state file (k8s.io/cluster-bootstrap's defaults: the usages and the default node group)."""
 import datetime
 import json
-import re
 import secrets
 
 import cluster_api
@@ -14,13 +13,12 @@ DEFAULT_GROUP = "system:bootstrappers:kubeadm:default-node-token"
 
 
 def parse_ttl(ttl):
-    m = re.match(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$", ttl or "")
-    if ttl in ("0", "0s") or not ttl:
+    if not ttl:
         return 0
-    if not m or not any(m.groups()):
-        raise Fail(f'invalid argument "{ttl}" for "--ttl" flag: time: invalid duration "{ttl}"')
-    h, mi, s = (int(x or 0) for x in m.groups())
-    return h * 3600 + mi * 60 + s
+    try:
+        return int(common.go_duration(ttl))
+    except Fail as e:
+        raise Fail(f'invalid argument "{ttl}" for "--ttl" flag: {e}') from None
 
 
 def add_token(st, tok, description, ttl, usages=None, groups=None):

@@ -9,6 +9,7 @@ import datetime
 import importlib
 import json
 import os
+import re
 import sys
 
 import acting as _acting
@@ -37,6 +38,18 @@ class Fail(Exception):
 class DataFail(Fail):
     """An error of the command's data initialization (configuration loading, --config mixing,
     ignorePreflightErrors): kubeadm prints it without the "error execution phase" prefix."""
+
+
+def go_duration(text):
+    """Seconds of a Go duration (time.ParseDuration, as kubeadm reads "--ttl" and the configuration's
+    timeouts: "24h0m0s", "5m0s", "1.5h", "300ms", "0"); Fail 'time: invalid duration "<text>"' otherwise."""
+    text = str(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s)", text)
+    if text == "0":
+        return 0.0
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise Fail(f'time: invalid duration "{text}"')
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[u] for n, u in parts)
 
 
 def out(msg):

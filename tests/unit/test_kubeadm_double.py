@@ -509,6 +509,6 @@ def test_discovery_asks_for_cluster_info_again_until_its_timeout(double, monkeyp
         with pytest.raises(double.common.Fail, match="No route to host"):
             api.cluster_info("https://api.tke.com:6443", join)
         assert len(calls) == tries, (join, len(calls))
-    assert api.duration_seconds("1h2m3.5s") == 3723.5
+    assert double.common.go_duration("1h2m3.5s") == 3723.5
     with pytest.raises(double.common.Fail, match='invalid duration "5 minutes"'):
-        api.duration_seconds("5 minutes")
+        double.common.go_duration("5 minutes")
