@@ -14,16 +14,22 @@ t0=$(date +%s)
 # their hosts (a scenario finds each built, or waits for its lock, and builds it itself if a build
 # here failed).
 bash tests/harness/testhosts.sh deps
+# The tests' own tools from Debian, installed beside the virtualenv (no apt lock shared with the
+# builds above: debootstrap and the repository's chroot have their own): a real browser for the run
+# report's test (tests/harness/browser.py), podman with Debian's runc for the execution environment
+# image (tests/harness/ee_image.py).
+apt_log=$(mktemp --suffix=.apt.log)
+( set -e
+  command -v chromium >/dev/null && command -v podman >/dev/null && command -v runc >/dev/null && exit 0
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc ) > "$apt_log" 2>&1 &
+apt_pid=$!
 prep_log=$(mktemp --suffix=.prep.log)
 ( bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$prep_log" 2>&1 &
 prep_pid=$!
 bash tests/setup_controller.sh
-# a real browser for the run report's test (tests/harness/browser.py): Debian's Chromium
-command -v chromium >/dev/null || { apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
-# podman (with Debian's runc) builds and runs the execution environment image (tests/harness/ee_image.py)
-{ command -v podman >/dev/null && command -v runc >/dev/null; } || { apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null; }
+wait "$apt_pid" || { cat "$apt_log"; echo "== chromium, podman or runc did not install" >&2; exit 1; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
 export PATH=$VENV/bin:$PATH ANSIBLE_CONFIG=$TOP/ansible.cfg
 wait "$prep_pid" || { cat "$prep_log"; echo "== the test hosts' root filesystem or repository did not build" >&2; exit 1; }
