@@ -11,13 +11,14 @@ short_description: One row per certificate found on the hosts, with days left an
 version_added: 0.1.0
 description:
   - Takes a mapping of host name to the C(certificates) returned by M(offline_pot.tke.pki_cert_info)
-    and returns one row per certificate - host, file, subject, issuer, SANs, not_after, days_left and
+    (or to the output of the tke role's raw read of the certificates, C(tke_host_cert_script), whose
+    lines are C(cert:<file>:<line>)) and returns one row per certificate - host, file, subject, issuer, SANs, not_after, days_left and
     status (C(ok), C(warn) under O(warn_days) days left, C(expired)), sorted by host and file.
   - Also the table form of such rows (O(table=true)), one fixed-width line each.
 positional: _input, warn_days
 options:
   _input:
-    description: Host name -> list of C({path, pem}).
+    description: Host name -> list of C({path, pem}), or the text of the raw read.
     type: dict
     required: true
   warn_days:
@@ -46,7 +47,24 @@ import datetime
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.pki_pem import first_certificate
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import k8s_pki
+
+CERT_PREFIX = "cert:"
+
+
+def read_certificates(text):
+    """[{path, pem}], as pki_cert_info returns them, from the `cert:<file>:<line>` lines of the tke
+    role's raw read (roles/tke/vars/main.yml, tke_host_cert_script): the first certificate of each
+    file, a kubeconfig's client certificate."""
+    files = {}
+    for line in (text or "").splitlines():
+        if line.startswith(CERT_PREFIX):
+            path, sep, rest = line[len(CERT_PREFIX):].partition(":")
+            if sep:
+                files.setdefault(path, []).append(rest)
+    found = ((p, first_certificate("\n".join(files[p]) + "\n", kubeconfig=p.endswith(".conf"))) for p in sorted(files))
+    return [{"path": p, "pem": pem} for p, pem in found if pem]
 
 
 def report_rows(found, warn_days=30, now=None):
@@ -57,7 +75,8 @@ def report_rows(found, warn_days=30, now=None):
     now = now or datetime.datetime.now(datetime.timezone.utc)
     rows = []
     for host in sorted(found or {}):
-        for item in found[host] or []:
+        items = found[host]
+        for item in read_certificates(items) if isinstance(items, str) else items or []:
             cert = k8s_pki.load_cert(item.get("pem", "").encode())
             if cert is None:
                 rows.append({"host": host, "file": item.get("path"), "subject": "", "issuer": "", "sans": [],

@@ -38,3 +38,38 @@ def test_pki_members_prefers_node_ip_then_ansible_host():
 def test_pki_consumers():
     assert pki_consumers(["/etc/tke/pki/registry.key", "/etc/kubernetes/kubelet.conf"]) == ["kubelet", "registry"]
     assert pki_consumers(None) == []
+
+
+def test_the_raw_read_of_certificates_finds_what_pki_cert_info_finds_and_no_key(tmp_path):
+    """tke_host_cert_script (roles/tke/vars/main.yml, the run report's read) run by sh on a tree of
+    certificate files, a key, a key and certificate in one file and a kubeconfig: read back by the
+    filter, the same {path, pem} as the module's own reading, and no line of a key in its output."""
+    import base64
+    import subprocess
+    from pathlib import Path
+
+    import yaml
+
+    from ansible_collections.offline_pot.tke.plugins.filter.cert_report import read_certificates
+    from ansible_collections.offline_pot.tke.plugins.modules import pki_cert_info
+
+    key = p.key_to_pem(p.new_key("ecdsa")).decode()
+    etc = tmp_path / "etc" / "kubernetes"
+    (etc / "pki" / "etcd").mkdir(parents=True)
+    (etc / "pki" / "ca.crt").write_text(pem(365, "ca") + pem(30, "second"))
+    (etc / "pki" / "ca.key").write_text(key)
+    (etc / "pki" / "etcd" / "both.pem").write_text(key + pem(365, "both"))
+    (etc / "admin.conf").write_text(f"users:\n- name: admin\n  user:\n    client-certificate-data: "
+                                    f"{base64.b64encode(pem(365, 'admin').encode()).decode()}\n"
+                                    f"    client-key-data: {base64.b64encode(key.encode()).decode()}\n")
+    (etc / "kubelet.conf").write_text("users:\n- name: x\n  user:\n    client-certificate: /var/lib/kubelet/pki/c.pem\n")
+    tke_vars = Path(pki_cert_info.__file__).parents[2] / "roles" / "tke" / "vars" / "main.yml"
+    script = yaml.safe_load(tke_vars.read_text())["tke_host_cert_script"]
+    script = script.replace("/etc/kubernetes", str(etc)).replace("/etc/tke/pki", str(tmp_path / "none"))
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
+    assert "PRIVATE KEY" not in out and "client-key-data" not in out
+    assert base64.b64encode(key.encode()).decode()[:40] not in out
+    found = read_certificates(out)
+    module = [{"path": f, "pem": pki_cert_info.read_one(f)} for f in sorted(pki_cert_info.candidates([str(etc)]))]
+    assert found == [m for m in module if m["pem"]]
+    assert [f["path"].rsplit("/", 1)[1] for f in found] == ["admin.conf", "ca.crt", "both.pem"]
