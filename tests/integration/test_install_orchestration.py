@@ -23,7 +23,6 @@ def site(testhosts, tmp_path):
         # every phase but precheck is proven in its own scenario; here they are left out through
         # the skip list, which this scenario proves too
         group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                    "precheck_max_fsync_ms": 200,
                     "tke_skip_phases": SKIPPED})
     hooks.write(tmp_path / "hooks", "h1", ["pre-install", "post-install", "precheck/before", "precheck/after"],
                 {"post-cluster-ready": tmp_path / "fixed"})

@@ -18,8 +18,6 @@ def inventory(testhosts, tmp_path):
         groups={"masters": ["h1"], "workers": ["h2", "h3"]},
         group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
                     "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}],
-                    # the test hosts share this machine's disk: etcd's 10 ms fsync limit is not theirs
-                    "precheck_max_fsync_ms": 200,
                     "precheck_ports": [6443, 10250]})
 
 
@@ -68,7 +66,7 @@ def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
         bad = testhosts.write_inventory(
             tmp_path / "bad.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
             group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}], "precheck_ports": [6443],
-                        "precheck_disk_etcd": [], "precheck_max_fsync_ms": 200},
+                        "precheck_disk_etcd": []},
             host_vars={"h3": {"precheck_disk": [{"path": "/var/lib", "min_free_gb": 999999}]}})
         run = run_playbook(PLAY, bad, "--tags", "precheck")
         assert run.rc != 0, run.explain()
