@@ -24,7 +24,7 @@ ARGUMENT_SPEC = dict(
         id=dict(type="str", required=True),
         versions=dict(type="list", elements="str", required=True))),
     min_kernel=dict(type="str", default="4.19"),
-    arch=dict(type="list", elements="str", default=["x86_64", "aarch64"]),
+    arch=dict(type="list", elements="str", default=["x86_64"]),
     commands=dict(type="list", elements="str", default=[]),
     ports=dict(type="list", elements="int", default=[]),
     port_owners=dict(type="dict", default={}),
@@ -98,7 +98,7 @@ def evaluate(facts, limits):
     ok = os_id in supported and str(os_version) in supported[os_id]
     limit = ", ".join(f"{k} {'/'.join(v)}" for k, v in sorted(supported.items()))
     results.append(_result("os", f"{os_id} {os_version}", limit, PASS if ok else FAIL,
-                           "" if ok else f"{os_id} {os_version} is not a supported OS"))
+                           "" if ok else f"{os_id} {os_version} is not a supported OS (supported: {limit})"))
 
     kernel = facts.get("kernel", "")
     kernel_ok = version_tuple(kernel) >= version_tuple(limits["min_kernel"])
@@ -107,8 +107,9 @@ def evaluate(facts, limits):
 
     arch = facts.get("arch")
     arch_ok = arch in limits.get("arch", [])
-    results.append(_result("arch", arch, "/".join(limits.get("arch", [])), PASS if arch_ok else FAIL,
-                           "" if arch_ok else f"architecture {arch} is not supported (64-bit required)"))
+    arches = "/".join(limits.get("arch", []))
+    results.append(_result("arch", arch, arches, PASS if arch_ok else FAIL,
+                           "" if arch_ok else f"architecture {arch} is not supported (supported: {arches})"))
 
     missing = sorted(c for c in limits.get("commands", []) if c not in facts.get("commands_found", []))
     results.append(_result("commands", "missing: " + ", ".join(missing) if missing else "all found",

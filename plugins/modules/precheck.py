@@ -66,10 +66,10 @@ options:
     type: str
     default: "4.19"
   arch:
-    description: Supported machine architectures (64-bit).
+    description: Supported machine architectures (C(uname -m)).
     type: list
     elements: str
-    default: [x86_64, aarch64]
+    default: [x86_64]
   commands:
     description: Commands that must be on the PATH.
     type: list

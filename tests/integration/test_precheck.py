@@ -58,10 +58,13 @@ def test_precheck_passes_on_good_hosts_and_changes_nothing(testhosts, inventory)
 
 
 def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
-    # h2: a real listener takes 6443; h3: an impossible amount of free disk is asked for
+    # h2: a real listener takes 6443; h3: an impossible amount of free disk is asked for, and it says
+    # it is Debian 13 (its os-release: a release the collection does not install on yet)
     testhosts.ssh("h2", "systemd-run --unit=take6443 python3 -m http.server 6443 >/dev/null && "
                         "for i in $(seq 100); do python3 -c 'import socket; socket.create_connection("
                         "(\"127.0.0.1\", 6443), 0.2)' 2>/dev/null && exit 0; sleep 0.1; done; exit 1")
+    testhosts.ssh("h3", "sed 's/^VERSION_ID=.*/VERSION_ID=\"13\"/' /usr/lib/os-release > /etc/os-release.13 && "
+                        "mv /etc/os-release.13 /etc/os-release")
     try:
         bad = testhosts.write_inventory(
             tmp_path / "bad.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
@@ -80,8 +83,12 @@ def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
         assert changed == ["h1"], run.explain()
         report = json.loads((tmp_path / ".tke" / "precheck.json").read_text())
         assert [c["check"] for c in report["h2"] if c["status"] == "fail"] == ["port 6443 free"]
+        # a release the pack has nothing for is refused by name, with what is supported
+        assert "h3: os: debian 13 is not a supported OS (supported: debian 12)" in " ".join(run.output.split()), run.explain()
+        assert sorted(c["check"] for c in report["h3"] if c["status"] == "fail") == ["disk free /var/lib", "os"]
     finally:
         testhosts.ssh("h2", "systemctl stop take6443", check=False)
+        testhosts.ssh("h3", "ln -sf ../usr/lib/os-release /etc/os-release", check=False)
 
 
 def test_a_node_address_no_interface_holds_is_refused(testhosts, tmp_path):
