@@ -88,7 +88,12 @@ class Api:
         return BUILTIN + self.crd_resources()
 
     def find(self, group, version, plural):
-        for r in BUILTIN + self.crd_resources():
+        # a built-in resource first, without reading the CRDs (a read of etcd): the real server's
+        # handler chain serves the built-in APIs before it delegates to apiextensions-apiserver's CRDs
+        for r in BUILTIN:
+            if r.group == group and r.version == version and r.plural == plural:
+                return r
+        for r in self.crd_resources():
             if r.group == group and r.version == version and r.plural == plural:
                 return r
         for r in self.crd_resources(fresh=True):
