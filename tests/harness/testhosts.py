@@ -18,12 +18,11 @@ import yaml
 HERE = Path(__file__).resolve().parent
 TOP = HERE.parent.parent
 SCRIPT = HERE / "testhosts.sh"
-
-
 # precheck's limit on the fsync p99 of an etcd member's disk, on test hosts: they share this
 # machine's one disk with each other, the scenarios beside them and the builds (measured: p99 351 ms
 # while five scenarios started at once; an etcd disk's limit is 10 ms, precheck's default)
 SHARED_DISK_MAX_FSYNC_MS = 1000
+
 
 def _script(th_id: int, *args: str, check: bool = True, repo: str = "") -> subprocess.CompletedProcess:
     """testhosts.sh with these arguments; repo (the hosts' apt repository): the hosts it starts get
