@@ -9,10 +9,10 @@ import datetime
 import importlib
 import json
 import os
-import re
 import sys
 
 import acting as _acting
+import kubeadm_types
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 
@@ -41,15 +41,12 @@ class DataFail(Fail):
 
 
 def go_duration(text):
-    """Seconds of a Go duration (time.ParseDuration, as kubeadm reads "--ttl" and the configuration's
-    timeouts: "24h0m0s", "5m0s", "1.5h", "300ms", "0"); Fail 'time: invalid duration "<text>"' otherwise."""
-    text = str(text)
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s)", text)
-    if text == "0":
-        return 0.0
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise Fail(f'time: invalid duration "{text}"')
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[u] for n, u in parts)
+    """Seconds of a Go duration, by the grammar the configuration's durations are decoded with
+    (kubeadm_types.duration_seconds); Fail 'time: invalid duration "<text>"' otherwise."""
+    try:
+        return kubeadm_types.duration_seconds(text)
+    except kubeadm_types.DecodeError as e:
+        raise Fail(str(e)) from None
 
 
 def out(msg):

@@ -108,7 +108,10 @@ TYPES = {"kubeadm.k8s.io/v1beta3": _v1beta3(), "kubeadm.k8s.io/v1beta4": _v1beta
 # bootstrapTokenDiscovery.token, bootstrapTokens[].token and the discovery file path are required
 # json tags without omitempty; kubeadm does not fail on their absence at decoding time.
 
+# Go's time.ParseDuration: an optional sign, then "0" or number-unit pairs ("24h0m0s", "1.5h", "300ms")
 _DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$|^0$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 
 def _json_kind(v):
@@ -127,6 +130,16 @@ def _json_kind(v):
 
 class DecodeError(Exception):
     pass
+
+
+def duration_seconds(text):
+    """Seconds of a Go duration (the configuration's durations, kubeadm's "--ttl"); DecodeError with
+    Go's 'time: invalid duration "<text>"' for anything else."""
+    text = str(text)
+    if not _DURATION.match(text):
+        raise DecodeError(f'time: invalid duration "{text}"')
+    seconds = sum((float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text)), 0.0)
+    return -seconds if text.startswith("-") else seconds
 
 
 def _type_name(schema):
@@ -164,8 +177,8 @@ def decode(value, schema, path, struct_name, unknown):
     if schema in (S, D):
         if not isinstance(value, str):
             raise mismatch()
-        if schema == D and not _DURATION.match(value):
-            raise DecodeError(f'time: invalid duration "{value}"')
+        if schema == D:
+            duration_seconds(value)
         return value
     if schema == I:
         if isinstance(value, bool) or not isinstance(value, int):
