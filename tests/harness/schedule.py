@@ -1,10 +1,13 @@
 """A test run's schedule from TEST_SCHEDULE_FILE (tests/integration/conftest.py writes it): per
 pytest-xdist worker, the test files it ran in order with their start and end (seconds from the
-first test's start), and how long it sat idle before the last worker finished.
+first test's start), and how long it sat idle before the last worker finished; with the CPU log
+(tests/run_all.sh: a time and /proc/stat's cpu line every 10 s), how busy the machine was while the
+scenarios ran, before and after the held workers started (the hold file's time).
 
-    python tests/harness/schedule.py <schedule.jsonl>
+    python tests/harness/schedule.py <schedule.jsonl> [<cpu.log> [<hold file>]]
 """
 import json
+import os
 import sys
 
 
@@ -17,7 +20,21 @@ def read(path):
     return files
 
 
-def main(path):
+def busy(cpu_log, start, end):
+    """The share of the machine's CPU time in use between start and end (/proc/stat: user nice
+    system idle iowait irq softirq steal; idle and iowait are not in use), or None."""
+    samples = []
+    for line in open(cpu_log, encoding="utf-8"):
+        t, dummy, *ticks = line.split()
+        if start <= float(t) <= end:
+            samples.append([int(x) for x in ticks[:8]])
+    if len(samples) < 2:
+        return None
+    d = [b - a for a, b in zip(samples[0], samples[-1])]
+    return 1 - (d[3] + d[4]) / sum(d) if sum(d) else None
+
+
+def main(path, cpu_log=None, hold=None):
     files = read(path)
     if not files:
         return
@@ -30,7 +47,16 @@ def main(path):
         print(f"  {worker}: idle for the last {last - done:.0f} s")
         for s, e, f in mine:
             print(f"    {s - t0:7.0f} {e - t0:7.0f} {e - s:6.0f} s  {f.rsplit('/', 1)[-1]}")
+    if cpu_log and os.path.exists(cpu_log):
+        lifted = os.path.getmtime(hold) if hold and os.path.exists(hold) else None
+        spans = [("the whole", t0, last)]
+        if lifted and t0 < lifted < last:
+            spans += [("until the checks were done", t0, lifted), ("after", lifted, last)]
+        for name, a, b in spans:
+            share = busy(cpu_log, a, b)
+            if share is not None:
+                print(f"  the machine's CPU busy {share:.0%} over {name} ({b - a:.0f} s)")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:4])
