@@ -48,11 +48,11 @@ python -c 'import os, time; t = time.process_time(); sum(i * i for i in range(10
 # set on their shell before it starts anything): they finish in about a quarter of the run, so they take
 # the CPU the scenarios leave idle instead of slowing the scenarios, which are the run's length.
 checks_log=$(mktemp --suffix=.checks.log)
-# when they end (passed or not), the held scenario workers start (below)
-export TEST_HOLD_FILE=${TEST_HOLD_FILE:-$(mktemp -u --suffix=.checks-done)}
+# when they end (passed or not): tests/harness/schedule.py reports the CPU use before and after
+checks_done=$(mktemp -u --suffix=.checks-done)
 (
   set -euo pipefail
-  trap 'touch "$TEST_HOLD_FILE"' EXIT
+  trap 'touch "$checks_done"' EXIT
   renice -n 19 -p "$BASHPID" >/dev/null
   echo "== yamllint"; yamllint -s .
   echo "== ansible-lint (production profile)"; ansible-lint -q
@@ -67,12 +67,7 @@ export TEST_HOLD_FILE=${TEST_HOLD_FILE:-$(mktemp -u --suffix=.checks-done)}
 checks_pid=$!
 
 # (the unit tests run in ansible-test units, beside: every file of tests/unit)
-# TEST_HELD_WORKERS of the workers start only when the checks are done: the checks take the CPU that
-# four scenario workers leave, and after them a fifth takes it (five from the start lost scenarios
-# to the contention of five installs at once: docs/testing.md)
-: "${TEST_WORKERS:=5}" "${TEST_HELD_WORKERS:=1}"
-export TEST_HELD_WORKERS
-echo "== pytest: integration scenarios on test hosts ($TEST_WORKERS workers, $TEST_HELD_WORKERS of them from when the checks are done; one test file each at a time)"
+echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers, one test file each at a time)"
 # how busy the machine is (/proc/stat every 10 s; tests/harness/schedule.py reads it)
 cpu_log=$(mktemp --suffix=.cpu.log)
 ( while :; do echo "$(date +%s) $(head -1 /proc/stat)"; sleep 10; done ) > "$cpu_log" &
@@ -111,7 +106,7 @@ cat "$checks_log"
 # where the time went, near the end where a shortened log still shows it
 python tests/harness/task_times.py "$TASK_TIMES_FILE" 30 || true
 kill "$cpu_pid" 2>/dev/null || true
-python tests/harness/schedule.py "$TEST_SCHEDULE_FILE" "$cpu_log" "$TEST_HOLD_FILE" || true
+python tests/harness/schedule.py "$TEST_SCHEDULE_FILE" "$cpu_log" "$checks_done" || true
 if [ "$checks_rc" != 0 ]; then
   # again at the end, where a shortened log still shows it: pytest's failures, or the log's end
   echo "== the checks beside the scenarios failed (exit $checks_rc): above; their failures:"

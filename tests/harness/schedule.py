@@ -2,9 +2,9 @@
 pytest-xdist worker, the test files it ran in order with their start and end (seconds from the
 first test's start), and how long it sat idle before the last worker finished; with the CPU log
 (tests/run_all.sh: a time and /proc/stat's cpu line every 10 s), how busy the machine was while the
-scenarios ran, before and after the held workers started (the hold file's time).
+scenarios ran, before and after the checks beside them were done (the time of the file they leave).
 
-    python tests/harness/schedule.py <schedule.jsonl> [<cpu.log> [<hold file>]]
+    python tests/harness/schedule.py <schedule.jsonl> [<cpu.log> [<checks-done file>]]
 """
 import json
 import os
@@ -34,7 +34,7 @@ def busy(cpu_log, start, end):
     return 1 - (d[3] + d[4]) / sum(d) if sum(d) else None
 
 
-def main(path, cpu_log=None, hold=None):
+def main(path, cpu_log=None, checks_done=None):
     files = read(path)
     if not files:
         return
@@ -48,7 +48,7 @@ def main(path, cpu_log=None, hold=None):
         for s, e, f in mine:
             print(f"    {s - t0:7.0f} {e - t0:7.0f} {e - s:6.0f} s  {f.rsplit('/', 1)[-1]}")
     if cpu_log and os.path.exists(cpu_log):
-        lifted = os.path.getmtime(hold) if hold and os.path.exists(hold) else None
+        lifted = os.path.getmtime(checks_done) if checks_done and os.path.exists(checks_done) else None
         spans = [("the whole", t0, last)]
         if lifted and t0 < lifted < last:
             spans += [("until the checks were done", t0, lifted), ("after", lifted, last)]

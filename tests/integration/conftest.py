@@ -52,46 +52,24 @@ def pytest_runtest_logfinish(nodeid, location):
     _schedule(nodeid, "end")
 
 
-def _held(node, workers: int) -> bool:
-    """A worker held back until TEST_HOLD_FILE exists (tests/run_all.sh: the last TEST_HELD_WORKERS
-    workers wait for the checks beside the scenarios to finish, and then take the CPU they leave)."""
-    hold, held = os.environ.get("TEST_HOLD_FILE"), int(os.environ.get("TEST_HELD_WORKERS", "0") or 0)
-    if not hold or not held or os.path.exists(hold):
-        return False
-    return int(node.gateway.id[2:]) >= workers - held
-
-
 def pytest_xdist_make_scheduler(config, log):
     """--dist loadfile, with a worker given its next file only when its current one is down to its
     last test (pytest-xdist's own gives it at the last two: a worker holds its last test back until
     it knows the next one, or that there is none). A file's next one is chosen late, by whichever
     worker is about to be free: the schedule (tests/run_all.sh's order, longest first) ends with the
-    short files on every worker, not with a long one queued early behind another. A held worker
-    (_held) gets its first file at the first test end after its hold is lifted."""
+    short files on every worker, not with a long one queued early behind another."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class LastTestAhead(LoadFileScheduling):
-        def _assign_work_unit(self, node):
-            if _held(node, self.numnodes):
-                self.assigned_work.setdefault(node, {})
-                return
-            super()._assign_work_unit(node)
-
         def _reschedule(self, node):
-            for other in self.nodes:   # a held worker, idle until now
-                if other is not node and not other.shutting_down and not self.assigned_work.get(other):
-                    self._next(other)
-            self._next(node)
-
-        def _next(self, node):
             if node.shutting_down:
                 return
             if not self.workqueue:
                 node.shutdown()
                 return
-            if self._pending_of(self.assigned_work.get(node, {})) > 1:
+            if self._pending_of(self.assigned_work[node]) > 1:
                 return
             self._assign_work_unit(node)
     return LastTestAhead(config, log)
