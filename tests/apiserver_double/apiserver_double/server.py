@@ -167,7 +167,7 @@ class Api:
     def watch(self, res, ns, q, timeout, poll=0.5):
         """Events after `resourceVersion` (none or "0": ADDED for every current object first, as the
         real server's watch cache sends), then ADDED/MODIFIED/DELETED as the store changes, found by
-        polling the store (the double's etcd is read through etcdctl, whose watch it does not use).
+        polling the store twice a second (its reads come from the store's watch-fed cache).
         Objects whose read-time status changes (the workload rule) are sent as MODIFIED too.
         The selectors are parsed and the starting state read here, before the stream is answered:
         a bad selector is an error status, not a broken stream, and every change after the

@@ -23,9 +23,20 @@ class StoreUnavailable(Exception):
 class EtcdStore:
     """etcd v3 through etcdctl (-w json): the collection's etcd is configured by a file, which leaves
     etcd's HTTP/JSON gateway off (its default comes from the command-line flag only), and a gRPC
-    client is not available on the hosts; etcdctl speaks etcd's gRPC API with mutual TLS."""
+    client is not available on the hosts; etcdctl speaks etcd's gRPC API with mutual TLS.
+
+    Reads come from a cache of /registry/ fed by one long-lived `etcdctl watch` (start_cache), as
+    the real API server serves from its watch cache (apiserver/pkg/storage/cacher): a list of the
+    prefix at revision R, then a watch from R+1. Writes go to etcd (txn: the same create-if-absent
+    and update-if-unchanged), and a read waits until the cache has seen the revision of this
+    store's last write, or of the last conflict it met, so a client reads its own writes and a
+    retried update reads the object that beat it. Another master's write reaches the cache when
+    its watch event does (milliseconds). Until the cache is ready, or while its watch is restarted,
+    reads go to etcd."""
 
     kind = "etcd"
+    PREFIX = "/registry/"
+    WAIT = 2.0   # seconds a read waits for the cache to catch up before it asks etcd
 
     def __init__(self, endpoints, cafile, certfile, keyfile, etcdctl="etcdctl", timeout=5):
         self.base = [etcdctl, "--endpoints=" + ",".join(endpoints), f"--command-timeout={timeout}s",
@@ -34,6 +45,10 @@ class EtcdStore:
             if f:
                 self.base.append(f"--{flag}={f}")
         self.endpoints = endpoints
+        self._cond = threading.Condition()
+        self._cache = None        # key -> (base64 value, mod_revision); None: not ready
+        self._rev = 0             # the revision the cache has seen
+        self._need = 0            # the revision a read must see (this store's writes and conflicts)
 
     def _run(self, args, stdin=None):
         try:
@@ -43,7 +58,70 @@ class EtcdStore:
             raise StoreUnavailable(f"etcd {self.endpoints}: {e}") from None
         if r.returncode != 0:
             raise StoreUnavailable(f"etcd {self.endpoints}: {(r.stderr or r.stdout).strip()}")
-        return json.loads(r.stdout or "{}")
+        out = json.loads(r.stdout or "{}")
+        self._saw(int((out.get("header") or {}).get("revision", 0)))
+        return out
+
+    # ------------------------------------------------------------ the watch cache
+    def start_cache(self, log=print):
+        threading.Thread(target=self._feed, args=(log,), daemon=True).start()
+
+    def _saw(self, revision):
+        """A response of etcd at this revision: later reads must see it."""
+        with self._cond:
+            self._need = max(self._need, revision)
+
+    def _feed(self, log):
+        import time
+        while True:
+            try:
+                listed = self._run(["get", "--prefix", self.PREFIX])
+                rev = int(listed["header"]["revision"])
+                with self._cond:
+                    self._cache = {base64.b64decode(kv["key"]).decode(): (kv.get("value", ""), int(kv["mod_revision"]))
+                                   for kv in listed.get("kvs") or []}
+                    self._rev = rev
+                    self._cond.notify_all()
+                # interactive: the watch is asked on its stdin, which stays open as long as this
+                # process lives - etcdctl exits at its end (EOF), so no watch outlives the double
+                proc = subprocess.Popen(self.base + ["watch", "--interactive"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        env=dict(os.environ, ETCDCTL_API="3"))
+                proc.stdin.write(f"watch --prefix {self.PREFIX} --rev={rev + 1}\n")
+                proc.stdin.flush()
+                for line in proc.stdout:
+                    resp = json.loads(line)
+                    if resp.get("Canceled") or resp.get("CompactRevision"):
+                        break     # compacted past what it had seen: list again
+                    with self._cond:
+                        for ev in resp.get("Events") or []:
+                            kv = ev["kv"]
+                            key = base64.b64decode(kv["key"]).decode()
+                            if ev.get("type") == 1:     # mvccpb.DELETE
+                                self._cache.pop(key, None)
+                            else:
+                                self._cache[key] = (kv.get("value", ""), int(kv["mod_revision"]))
+                        self._rev = max(self._rev, int(resp["Header"]["revision"]))
+                        self._cond.notify_all()
+                proc.kill()
+                proc.wait()
+                proc.stdin.close()
+                log("W storage: etcd's watch ended; the cache lists again")
+            except (StoreUnavailable, OSError, ValueError, KeyError) as e:
+                log(f"W storage: the cache's watch of etcd: {e}; reads go to etcd meanwhile")
+            with self._cond:
+                self._cache = None
+            time.sleep(1)
+
+    def _cached(self):
+        """The cache, caught up with this store's last write or conflict; None: ask etcd."""
+        with self._cond:
+            if self._cache is None:
+                return None
+            need = self._need
+            if not self._cond.wait_for(lambda: self._cache is None or self._rev >= need, timeout=self.WAIT):
+                return None
+            return self._cache
 
     def ping(self):
         self._run(["get", "/registry/health"])
@@ -53,10 +131,20 @@ class EtcdStore:
         return json.loads(base64.b64decode(kv["value"])), int(kv.get("mod_revision", 0))
 
     def get(self, key):
+        with self._cond:
+            cache = self._cached()
+            if cache is not None:
+                got = cache.get(key)
+                return (json.loads(base64.b64decode(got[0])), got[1]) if got else None
         kvs = self._run(["get", key]).get("kvs") or []
         return self._kv(kvs[0]) if kvs else None
 
     def list(self, prefix):
+        with self._cond:
+            cache = self._cached()
+            if cache is not None and prefix.startswith(self.PREFIX):
+                return ([(json.loads(base64.b64decode(v)), r) for k, (v, r) in sorted(cache.items()) if k.startswith(prefix)],
+                        self._rev)
         r = self._run(["get", "--prefix", prefix])
         return [self._kv(kv) for kv in r.get("kvs") or []], int(r["header"]["revision"])
 
@@ -86,6 +174,9 @@ class EtcdStore:
         self._run(["del", "--prefix", prefix])
 
     def revision(self):
+        with self._cond:
+            if self._cached() is not None:
+                return self._rev
         return int(self._run(["get", "/registry/health"])["header"]["revision"])
 
 
@@ -202,7 +293,8 @@ def open_store(args, file_path, tries=3, wait=1.0, log=print, etcd_wait=0.0, fil
     while True:
         try:
             st.ping()
-            log(f"I storage: etcd {','.join(servers)}")
+            log(f"I storage: etcd {','.join(servers)} (reads from a cache fed by its watch)")
+            st.start_cache(log)
             return st
         except StoreUnavailable as e:
             n += 1
