@@ -58,16 +58,17 @@ class EtcdStore:
             raise StoreUnavailable(f"etcd {self.endpoints}: {e}") from None
         if r.returncode != 0:
             raise StoreUnavailable(f"etcd {self.endpoints}: {(r.stderr or r.stdout).strip()}")
-        out = json.loads(r.stdout or "{}")
-        self._saw(int((out.get("header") or {}).get("revision", 0)))
-        return out
+        return json.loads(r.stdout or "{}")
 
     # ------------------------------------------------------------ the watch cache
     def start_cache(self, log=print):
         threading.Thread(target=self._feed, args=(log,), daemon=True).start()
 
     def _saw(self, revision):
-        """A response of etcd at this revision: later reads must see it."""
+        """A change under the prefix at this revision (this store's write, or the one that beat its
+        transaction): later reads wait for the cache to see it. (Only changes under the prefix: the
+        revision of a response that changed nothing may be of a write elsewhere, which the watch
+        never sends.)"""
         with self._cond:
             self._need = max(self._need, revision)
 
@@ -89,24 +90,26 @@ class EtcdStore:
                                         env=dict(os.environ, ETCDCTL_API="3"))
                 proc.stdin.write(f"watch --prefix {self.PREFIX} --rev={rev + 1}\n")
                 proc.stdin.flush()
-                for line in proc.stdout:
-                    resp = json.loads(line)
-                    if resp.get("Canceled") or resp.get("CompactRevision"):
-                        break     # compacted past what it had seen: list again
-                    with self._cond:
-                        for ev in resp.get("Events") or []:
-                            kv = ev["kv"]
-                            key = base64.b64decode(kv["key"]).decode()
-                            if ev.get("type") == 1:     # mvccpb.DELETE
-                                self._cache.pop(key, None)
-                            else:
-                                self._cache[key] = (kv.get("value", ""), int(kv["mod_revision"]))
-                        self._rev = max(self._rev, int(resp["Header"]["revision"]))
-                        self._cond.notify_all()
-                proc.kill()
-                proc.wait()
-                proc.stdin.close()
-                log("W storage: etcd's watch ended; the cache lists again")
+                try:
+                    for line in proc.stdout:
+                        resp = json.loads(line)
+                        if resp.get("Canceled") or resp.get("CompactRevision"):
+                            break     # compacted past what it had seen: list again
+                        with self._cond:
+                            for ev in resp.get("Events") or []:
+                                kv = ev["kv"]
+                                key = base64.b64decode(kv["key"]).decode()
+                                if ev.get("type") == 1:     # mvccpb.DELETE
+                                    self._cache.pop(key, None)
+                                else:
+                                    self._cache[key] = (kv.get("value", ""), int(kv["mod_revision"]))
+                            self._rev = max(self._rev, int(resp["Header"]["revision"]))
+                            self._cond.notify_all()
+                    log("W storage: etcd's watch ended; the cache lists again")
+                finally:
+                    proc.kill()
+                    proc.wait()
+                    proc.stdin.close()
             except (StoreUnavailable, OSError, ValueError, KeyError) as e:
                 log(f"W storage: the cache's watch of etcd: {e}; reads go to etcd meanwhile")
             with self._cond:
@@ -148,10 +151,18 @@ class EtcdStore:
         r = self._run(["get", "--prefix", prefix])
         return [self._kv(kv) for kv in r.get("kvs") or []], int(r["header"]["revision"])
 
-    def _txn(self, compare, op):
+    def _txn(self, key, compare, op):
+        """The new revision, or None when the compare failed; then the key as it is now is read in
+        the same transaction, and later reads wait for the cache to have it."""
         # etcdctl txn reads: compares, a blank line, success requests, a blank line, failure requests
-        r = self._run(["txn"], f"{compare}\n\n{op}\n\n\n")
-        return int(r["header"]["revision"]) if r.get("succeeded") else None
+        r = self._run(["txn"], f"{compare}\n\n{op}\n\nget {key}\n\n")
+        if r.get("succeeded"):
+            self._saw(int(r["header"]["revision"]))
+            return int(r["header"]["revision"])
+        for resp in r.get("responses") or []:
+            for kv in ((resp.get("Response") or {}).get("ResponseRange") or {}).get("kvs") or []:
+                self._saw(int(kv["mod_revision"]))
+        return None
 
     @staticmethod
     def _put(key, value):
@@ -159,19 +170,25 @@ class EtcdStore:
 
     def create(self, key, value):
         """The new revision, or None when the key exists."""
-        return self._txn(f'create("{key}") = "0"', self._put(key, value))
+        return self._txn(key, f'create("{key}") = "0"', self._put(key, value))
 
     def update(self, key, value, expect_rev):
         """The new revision, or None when the key's mod_revision is not expect_rev (or it is gone)."""
-        return self._txn(f'mod("{key}") = "{int(expect_rev)}"', self._put(key, value))
+        return self._txn(key, f'mod("{key}") = "{int(expect_rev)}"', self._put(key, value))
+
+    def _del(self, args):
+        r = self._run(["del"] + args)
+        if int(r.get("deleted", 0)):
+            self._saw(int(r["header"]["revision"]))
+        return int(r.get("deleted", 0)) > 0
 
     def delete(self, key, expect_rev=None):
         if expect_rev is None:
-            return int(self._run(["del", key]).get("deleted", 0)) > 0
-        return self._txn(f'mod("{key}") = "{int(expect_rev)}"', f"del {key}") is not None
+            return self._del([key])
+        return self._txn(key, f'mod("{key}") = "{int(expect_rev)}"', f"del {key}") is not None
 
     def delete_prefix(self, prefix):
-        self._run(["del", "--prefix", prefix])
+        self._del(["--prefix", prefix])
 
     def revision(self):
         with self._cond:
