@@ -157,6 +157,7 @@ def test_the_api_double_waits_only_for_a_stacked_etcd(monkeypatch, tmp_path):
         if len(pings) < 6:
             raise store.StoreUnavailable("connection refused")
     monkeypatch.setattr(store.EtcdStore, "ping", ping)
+    monkeypatch.setattr(store.EtcdStore, "start_cache", lambda self, log: None)   # (no etcd here to watch)
     args = {"etcd-servers": "https://127.0.0.1:2379"}
     assert store.open_store(args, str(tmp_path / "s.json"), wait=0.01, log=lambda m: None, etcd_wait=30).kind == "etcd"
     pings.clear()

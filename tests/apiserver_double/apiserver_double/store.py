@@ -49,6 +49,7 @@ class EtcdStore:
         self._cache = None        # key -> (base64 value, mod_revision); None: not ready
         self._rev = 0             # the revision the cache has seen
         self._need = 0            # the revision a read must see (this store's writes and conflicts)
+        self._watch, self._closed = None, False
 
     def _run(self, args, stdin=None):
         try:
@@ -64,6 +65,12 @@ class EtcdStore:
     def start_cache(self, log=print):
         threading.Thread(target=self._feed, args=(log,), daemon=True).start()
 
+    def close(self):
+        """The cache's watch stopped (the double itself never closes its store: its watch ends with it)."""
+        self._closed = True
+        if self._watch:
+            self._watch.kill()
+
     def _saw(self, revision):
         """A change under the prefix at this revision (this store's write, or the one that beat its
         transaction): later reads wait for the cache to see it. (Only changes under the prefix: the
@@ -74,7 +81,7 @@ class EtcdStore:
 
     def _feed(self, log):
         import time
-        while True:
+        while not self._closed:
             try:
                 listed = self._run(["get", "--prefix", self.PREFIX])
                 rev = int(listed["header"]["revision"])
@@ -85,9 +92,9 @@ class EtcdStore:
                     self._cond.notify_all()
                 # interactive: the watch is asked on its stdin, which stays open as long as this
                 # process lives - etcdctl exits at its end (EOF), so no watch outlives the double
-                proc = subprocess.Popen(self.base + ["watch", "--interactive"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                        env=dict(os.environ, ETCDCTL_API="3"))
+                proc = self._watch = subprocess.Popen(self.base + ["watch", "--interactive"], stdin=subprocess.PIPE,
+                                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                                      env=dict(os.environ, ETCDCTL_API="3"))
                 proc.stdin.write(f"watch --prefix {self.PREFIX} --rev={rev + 1}\n")
                 proc.stdin.flush()
                 try:
@@ -105,7 +112,8 @@ class EtcdStore:
                                     self._cache[key] = (kv.get("value", ""), int(kv["mod_revision"]))
                             self._rev = max(self._rev, int(resp["Header"]["revision"]))
                             self._cond.notify_all()
-                    log("W storage: etcd's watch ended; the cache lists again")
+                    if not self._closed:
+                        log("W storage: etcd's watch ended; the cache lists again")
                 finally:
                     proc.kill()
                     proc.wait()

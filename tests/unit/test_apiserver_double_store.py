@@ -1,0 +1,207 @@
+"""The API server double's etcd store (tests/apiserver_double/apiserver_double/store.py): reads from
+the cache its watch feeds, writes through etcd's transactions, against a fake etcdctl on the
+controller that keeps one key space with revisions in a file and speaks etcdctl's `-w json` (the
+shapes of etcd 3.4's etcdctl: get, del, txn from stdin, watch --interactive). The real etcd behind it
+is exercised by the scenarios (tests/integration/test_apiserver_double.py)."""
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "apiserver_double"))
+from apiserver_double import store  # noqa: E402
+
+FAKE = r'''#!PYTHON
+import base64, fcntl, json, os, re, sys, threading, time
+path = "STATE"
+args = [a for a in sys.argv[1:] if not a.startswith("--") and a not in ("-w", "json")]
+prefix = "--prefix" in sys.argv
+b64 = lambda s: base64.b64encode(s.encode()).decode()
+
+def locked(fn):
+    with open(path + ".lock", "a") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        st = json.load(open(path))
+        out = fn(st)
+        json.dump(st, open(path, "w"))
+        return out
+
+def match(st, key, pre):
+    return sorted(k for k in st["kv"] if (k.startswith(key) if pre else k == key))
+
+def kv(st, k):
+    v, mod, create = st["kv"][k]
+    return {"key": b64(k), "create_revision": create, "mod_revision": mod, "version": 1, "value": v}
+
+def put(st, k, v):
+    st["rev"] += 1
+    st["kv"][k] = [b64(v), st["rev"], st["kv"].get(k, [0, 0, st["rev"]])[2]]
+    st["log"].append([st["rev"], 0, k])
+
+def delete(st, keys):
+    if keys:
+        st["rev"] += 1
+    for k in keys:
+        del st["kv"][k]
+        st["log"].append([st["rev"], 1, k])
+    return len(keys)
+
+def head(st):
+    return {"header": {"revision": st["rev"]}}
+
+def cmd(st):
+    st["calls"].append(args[0])
+    if args[0] == "get":
+        return {**head(st), "kvs": [kv(st, k) for k in match(st, args[1], prefix)]}
+    if args[0] == "del":
+        gone = delete(st, match(st, args[1], prefix))
+        return {**head(st), "deleted": gone}   # (the header: the revision after the delete)
+    if args[0] == "txn":
+        compare, ok, fail = sys.stdin.read().split("\n\n")[:3]
+        what, key, want = re.match(r'(\w+)\("(.*)"\) = "(\d+)"', compare).groups()
+        have = st["kv"].get(key, [None, 0, 0])[1 if what == "mod" else 2]
+        good = have == int(want)
+        out = {**head(st), "succeeded": good, "responses": []}
+        for op in (ok if good else fail).strip().splitlines():
+            verb, k, *v = op.split(" ", 2)
+            if verb == "put":
+                put(st, k, json.loads(v[0]))
+            elif verb == "del":
+                delete(st, [k])
+            elif verb == "get":
+                out["responses"].append({"Response": {"ResponseRange": {"kvs": [kv(st, x) for x in match(st, k, False)]}}})
+        out["header"]["revision"] = st["rev"]
+        return out
+
+if args[:1] == ["watch"]:
+    line = sys.stdin.readline()
+    pre, since = line.split()[2], int(line.split("--rev=")[1])
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    while True:
+        time.sleep(0.05)
+        if os.path.exists(path + ".paused"):   # a watch that lags (tests: lagging())
+            continue
+        st = json.load(open(path))
+        evs = [e for e in st["log"] if e[0] >= since and e[2].startswith(pre)]
+        if evs:
+            events = [{"kv": kv(st, k)} if t == 0 and k in st["kv"] else {"type": 1, "kv": {"key": b64(k), "mod_revision": r}}
+                      for r, t, k in evs]
+            print(json.dumps({"Header": {"revision": st["rev"]}, "Events": events, "CompactRevision": 0, "Canceled": False}), flush=True)
+            since = evs[-1][0] + 1
+print(json.dumps(locked(cmd)))
+'''
+
+
+@pytest.fixture(name="etcd")
+def fake_etcd(tmp_path):
+    state = tmp_path / "etcd.json"
+    state.write_text(json.dumps({"rev": 1, "kv": {}, "log": [], "calls": []}))
+    exe = tmp_path / "etcdctl"
+    exe.write_text(FAKE.replace("PYTHON", sys.executable).replace("STATE", str(state)))
+    exe.chmod(0o755)
+    stores = []
+
+    def calls():
+        return json.loads(state.read_text())["calls"]
+
+    def cached():
+        st = store.EtcdStore(["https://192.0.2.11:2379"], None, None, None, etcdctl=str(exe))
+        stores.append(st)
+        st.start_cache(log=lambda m: None)
+        assert wait_until(lambda: st._cache is not None), "the cache did not get ready"
+        return st
+    def lagging(seconds=0.5):
+        """The watch sends nothing for the next `seconds`: a read right after a write must wait for it."""
+        pause = Path(str(state) + ".paused")
+        pause.touch()
+        threading.Timer(seconds, pause.unlink).start()
+    yield {"cached": cached, "plain": lambda: store.EtcdStore(["x"], None, None, None, etcdctl=str(exe)),
+           "calls": calls, "lagging": lagging}
+    for st in stores:
+        st.close()
+
+
+def wait_until(cond, seconds=20):
+    """(the unit tests run beside the scenarios, at the lowest priority: the watch may be slow)"""
+    deadline = time.monotonic() + seconds
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return cond()
+
+
+def caught_up(st):
+    return wait_until(lambda: st._rev >= st._need)
+
+
+def test_reads_see_their_own_writes_and_come_from_the_cache(etcd):
+    st = etcd["cached"]()
+    # at once after each write (the read waits for the cache to have the write's revision, or after
+    # WAIT asks etcd): what was written
+    etcd["lagging"](1.0)
+    rev = st.create("/registry/core/pods/ns/a", {"n": 1})
+    assert rev and st.create("/registry/core/pods/ns/a", {"n": 2}) is None
+    assert st.get("/registry/core/pods/ns/a") == ({"n": 1}, rev)
+    etcd["lagging"](1.0)
+    new = st.update("/registry/core/pods/ns/a", {"n": 3}, rev)
+    assert st.list("/registry/core/pods/") == ([({"n": 3}, new)], new)
+    # once the cache has the writes, reads do not go to etcd
+    assert caught_up(st)
+    before = etcd["calls"]().count("get")
+    for dummy in range(20):
+        assert st.get("/registry/core/pods/ns/a") == ({"n": 3}, new)
+        assert st.list("/registry/core/pods/")[0] == [({"n": 3}, new)] and st.revision() == new
+    assert etcd["calls"]().count("get") == before, "a read went to etcd"
+    assert st.delete("/registry/core/pods/ns/a") and st.get("/registry/core/pods/ns/a") is None
+
+
+def test_another_clients_write_reaches_the_cache_and_a_conflict_reads_the_winner(etcd):
+    st, other = etcd["cached"](), etcd["plain"]()
+    rev = st.create("/registry/core/configmaps/ns/c", {"v": 1})
+    assert caught_up(st)
+    etcd["lagging"](1.5)
+    won = other.update("/registry/core/configmaps/ns/c", {"v": "other"}, rev)
+    # this store's update with the revision it read fails; the transaction read the key, and the
+    # next read waits until the cache has the write that won
+    assert st.update("/registry/core/configmaps/ns/c", {"v": "mine"}, rev) is None
+    assert st.get("/registry/core/configmaps/ns/c") == ({"v": "other"}, won)
+    other.create("/registry/core/configmaps/ns/d", {"v": 4})
+    assert wait_until(lambda: st.get("/registry/core/configmaps/ns/d") == ({"v": 4}, won + 1))
+
+
+def test_nothing_deleted_and_writes_elsewhere_do_not_hold_reads(etcd):
+    st, other = etcd["cached"](), etcd["plain"]()
+    st.create("/registry/core/pods/ns/a", {"n": 1})
+    assert caught_up(st)
+    other._run(["txn"], 'create("/elsewhere") = "0"\n\nput /elsewhere "1"\n\n\n')   # a revision the watch never sends
+    st.delete_prefix("/registry/core/pods/gone/")                                 # deletes nothing
+    assert not st.delete("/registry/core/pods/ns/none")
+    # the revision of the last write under the prefix is all a read waits for: the cache has it
+    # (and the watch never sends the others)
+    assert caught_up(st)
+    assert st.get("/registry/core/pods/ns/a")[0] == {"n": 1}
+
+
+def test_until_the_cache_is_ready_reads_go_to_etcd(etcd):
+    st = etcd["plain"]()      # no watch started
+    rev = st.create("/registry/core/pods/ns/a", {"n": 1})
+    assert st.get("/registry/core/pods/ns/a") == ({"n": 1}, rev)
+    assert etcd["calls"]().count("get") == 1
+
+
+def test_the_watch_ends_with_the_store_process(etcd, tmp_path):  # pylint: disable=unused-argument
+    """The watch is asked on etcdctl's stdin: when the process holding it ends, so does etcdctl."""
+    code = (f"import sys, time; sys.path.insert(0, {str(Path(store.__file__).parent.parent)!r}); "
+            f"from apiserver_double import store; "
+            f"st = store.EtcdStore(['x'], None, None, None, etcdctl={str(tmp_path / 'etcdctl')!r}); "
+            "st.start_cache(log=print); t = time.monotonic() + 20\n"
+            "while st._cache is None and time.monotonic() < t: time.sleep(0.02)\n"
+            "print('up', st._cache is not None, flush=True)")
+    import subprocess
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert "up True" in proc.stdout, proc.stdout + proc.stderr
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", f"{tmp_path}/etcdctl"], capture_output=True, text=True, check=False).stdout
+    assert not left.strip(), f"a watch outlived its double: {left}"
