@@ -113,11 +113,13 @@ def fake_etcd(tmp_path):
         st.start_cache(log=lambda m: None)
         assert wait_until(lambda: st._cache is not None), "the cache did not get ready"
         return st
+
     def lagging(seconds=0.5):
         """The watch sends nothing for the next `seconds`: a read right after a write must wait for it."""
         pause = Path(str(state) + ".paused")
         pause.touch()
         threading.Timer(seconds, pause.unlink).start()
+
     yield {"cached": cached, "plain": lambda: store.EtcdStore(["x"], None, None, None, etcdctl=str(exe)),
            "calls": calls, "lagging": lagging}
     for st in stores:
