@@ -4,6 +4,7 @@ controller that keeps one key space with revisions in a file and speaks etcdctl'
 shapes of etcd 3.4's etcdctl: get, del, txn from stdin, watch --interactive). The real etcd behind it
 is exercised by the scenarios (tests/integration/test_apiserver_double.py)."""
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -201,7 +202,6 @@ def test_the_watch_ends_with_the_store_process(etcd, tmp_path):  # pylint: disab
             "st.start_cache(log=print); t = time.monotonic() + 20\n"
             "while st._cache is None and time.monotonic() < t: time.sleep(0.02)\n"
             "print('up', st._cache is not None, flush=True)")
-    import subprocess
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert "up True" in proc.stdout, proc.stdout + proc.stderr
     time.sleep(0.5)

@@ -95,9 +95,9 @@ class EtcdStore:
                 proc = self._watch = subprocess.Popen(self.base + ["watch", "--interactive"], stdin=subprocess.PIPE,
                                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                                       env=dict(os.environ, ETCDCTL_API="3"))
-                proc.stdin.write(f"watch --prefix {self.PREFIX} --rev={rev + 1}\n")
-                proc.stdin.flush()
                 try:
+                    proc.stdin.write(f"watch --prefix {self.PREFIX} --rev={rev + 1}\n")
+                    proc.stdin.flush()
                     for line in proc.stdout:
                         resp = json.loads(line)
                         if resp.get("Canceled") or resp.get("CompactRevision"):
