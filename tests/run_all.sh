@@ -96,9 +96,11 @@ for f in tests/integration/test_*.py; do [[ " ${files[*]} " == *" $f "* ]] || fi
 export TASK_TIMES_FILE=${TASK_TIMES_FILE:-$(mktemp --suffix=.task-times.jsonl)}
 # and which worker ran which file when (tests/harness/schedule.py)
 export TEST_SCHEDULE_FILE=${TEST_SCHEDULE_FILE:-$(mktemp --suffix=.schedule.jsonl)}
+# (its output is kept too: a failure's summary is printed again at the end, where a shortened log shows it)
+pytest_log=$(mktemp --suffix=.pytest.log)
 rc=0
 python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loadscope-reorder --durations=0 --durations-min=1.0 \
-  "$@" "${files[@]}" || rc=$?
+  "$@" "${files[@]}" 2>&1 | tee "$pytest_log" || rc=$?
 wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scenarios:"; cat "$prep_log"; }
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
@@ -115,6 +117,16 @@ if [ "$checks_rc" != 0 ]; then
   else
     tail -40 "$checks_log"
   fi
+fi
+if [ "$rc" != 0 ]; then
+  # each failure's last lines (where the assertion and the playbook's error are), then pytest's summary
+  echo "== the scenarios failed (exit $rc): above; the end of each failure:"
+  awk '/^==* FAILURES ==*$/ { f = 1; next } /^==* (short test summary|warnings summary)/ { f = 0 }
+       f && /^___* .* ___*$/ { flush(); head = $0; n = 0; next }
+       f { buf[n++ % 40] = $0 }
+       function flush(  i) { if (head == "") return; print head; for (i = (n > 40 ? n - 40 : 0); i < n; i++) print buf[i % 40] }
+       END { flush() }' "$pytest_log"
+  sed -n '/^=* short test summary info =*$/,$p' "$pytest_log"
 fi
 echo "== all tests done in $(( $(date +%s) - t0 )) s"
 [ "$rc" = 0 ] && exit "$checks_rc"
