@@ -39,6 +39,7 @@ def _script(th_id: int, *args: str, check: bool = True, repo: str = "") -> subpr
 class TestHosts:
     """One instance of the harness: hosts h1..hN on bridge thbr<th_id>, 172.30.<th_id>.0/24."""
 
+    __test__ = False   # not a test class (pytest collects Test* from the files that import it)
     th_id: int = 1
     count: int = 3
     info: dict = field(default_factory=dict)
