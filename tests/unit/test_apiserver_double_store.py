@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "apiserver_double"))
-from apiserver_double import store  # noqa: E402
+from apiserver_double import server, store  # noqa: E402
+from apiserver_double.logic import ApiError  # noqa: E402
+from apiserver_double.resources import BUILTIN  # noqa: E402
 
 FAKE = r'''#!PYTHON
 import base64, fcntl, json, os, re, sys, threading, time
@@ -172,6 +174,50 @@ def test_another_clients_write_reaches_the_cache_and_a_conflict_reads_the_winner
     assert st.get("/registry/core/configmaps/ns/c") == ({"v": "other"}, won)
     other.create("/registry/core/configmaps/ns/d", {"v": 4})
     assert wait_until(lambda: st.get("/registry/core/configmaps/ns/d") == ({"v": 4}, won + 1))
+
+
+def test_a_fresh_read_sees_another_masters_write_before_the_cache_does(etcd):
+    """What a client's GET or LIST without resourceVersion=0 reads (server.py): the object as etcd has
+    it, while the cache has not seen another master's write yet; the cache still answers the rest."""
+    st, other = etcd["cached"](), etcd["plain"]()
+    rev = st.create("/registry/core/configmaps/ns/c", {"v": 1})
+    assert caught_up(st)
+    etcd["lagging"](3.0)
+    won = other.update("/registry/core/configmaps/ns/c", {"v": 2}, rev)
+    made = other.create("/registry/core/configmaps/ns/d", {"v": 3})
+    assert st.get("/registry/core/configmaps/ns/c", fresh=True) == ({"v": 2}, won)
+    assert st.list("/registry/core/configmaps/ns/", fresh=True) == ([({"v": 2}, won), ({"v": 3}, made)], made)
+    # the cache, still behind: the object as it was, the new one not yet there
+    assert st.get("/registry/core/configmaps/ns/c") == ({"v": 1}, rev)
+    assert st.get("/registry/core/configmaps/ns/d") is None
+    assert wait_until(lambda: st.get("/registry/core/configmaps/ns/d") == ({"v": 3}, made))
+
+
+def test_the_server_reads_etcd_where_a_real_one_would_not_serve_a_stale_cache(etcd):
+    """Another master created a ConfigMap that this server's cache has not seen yet: a client's GET
+    without resourceVersion=0 (fresh) finds it, one with resourceVersion=0 (the cache) does not, and a
+    PATCH or DELETE of it is not refused as NotFound (the real GuaranteedUpdate reads etcd on a miss)."""
+    cms = next(r for r in BUILTIN if r.plural == "configmaps")
+    api, other = server.Api(etcd["cached"](), "v1.31.1"), server.Api(etcd["plain"](), "v1.31.1")
+    api.ensure_system()
+    assert caught_up(api.store)
+    etcd["lagging"](3.0)
+    other.create(cms, "default", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}})
+    assert api.get(cms, "default", "c", fresh=True)["data"] == {"a": "1"}
+    assert [o["metadata"]["name"] for o in api.list(cms, "default", {}, fresh=True)["items"]] == ["c"]
+    with pytest.raises(ApiError) as e:
+        api.get(cms, "default", "c")
+    assert e.value.code == 404
+    assert api.update(cms, "default", "c", None, patcher=lambda o: {**o, "data": {"a": "2"}})["data"] == {"a": "2"}
+    other.create(cms, "default", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}})
+    assert api.delete(cms, "default", "d")["status"] == "Success"
+    # a PUT with the resourceVersion another master returned, while this cache still has the older
+    # copy: not a conflict (decided on etcd's copy, as GuaranteedUpdate retries with fresh data)
+    assert caught_up(api.store) and wait_until(lambda: api.get(cms, "default", "c")["data"] == {"a": "2"})
+    etcd["lagging"](3.0)
+    theirs = other.update(cms, "default", "c", None, patcher=lambda o: {**o, "data": {"a": "3"}})
+    assert api.get(cms, "default", "c")["data"] == {"a": "2"}     # (the cache: behind)
+    assert api.update(cms, "default", "c", {**theirs, "data": {"a": "4"}})["data"] == {"a": "4"}
 
 
 def test_nothing_deleted_and_writes_elsewhere_do_not_hold_reads(etcd):

@@ -179,7 +179,9 @@ def run(flags, cfg, version, log, cni_dir="/etc/cni/net.d", every=10, stop=None,
                             f"I node {name} already registered")
                     else:
                         raise RuntimeError(f"Unable to register node with API server: {body.get('message', code)}")
-                code, cur = client.call("GET", f"/api/v1/nodes/{name}")
+                # from the API server's cache (resourceVersion=0), as the real kubelet's first try
+                # does (kubelet_node_status.go tryUpdateNodeStatus: util.FromApiserverCache)
+                code, cur = client.call("GET", f"/api/v1/nodes/{name}?resourceVersion=0")
                 if code == 404:
                     registered = False
                     continue

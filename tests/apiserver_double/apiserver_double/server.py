@@ -408,7 +408,7 @@ class Api:
 
     def eviction_refusal(self, ns, name):
         """What the eviction of pod ns/name is refused with (logic.eviction_refusal), or None."""
-        got = self.store.get(self.key(POD_RES, ns, name))
+        got = self.current(self.key(POD_RES, ns, name))
         if not got:
             raise logic.not_found(POD_RES, name)
         pod = got[0]
@@ -421,7 +421,7 @@ class Api:
     def check_namespace(self, res, ns, creating=None):
         """404 for a missing namespace; creating (the new object's name): 403 while it terminates."""
         if res.namespaced and ns:
-            got = self.store.get(self.key(NS_RES, None, ns))
+            got = self.current(self.key(NS_RES, None, ns))
             if not got:
                 raise logic.namespace_not_found(ns)
             if creating is not None and got[0].get("metadata", {}).get("deletionTimestamp"):
@@ -443,8 +443,9 @@ class Api:
         obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
         if dry:
             return self.out(NS_RES, obj, self.store.revision())
-        for dummy in range(5):
-            got = self.store.get(self.key(NS_RES, None, name))
+        for attempt in range(5):
+            key = self.key(NS_RES, None, name)
+            got = self.current(key) if attempt == 0 else self.store.get(key, fresh=True)
             if not got:
                 raise logic.not_found(NS_RES, name)
             if got[0]["metadata"].get("deletionTimestamp"):
@@ -542,19 +543,31 @@ class Api:
             obj, rev = got if got else (obj, rev)
         return self.out(res, obj, rev)
 
-    def get(self, res, ns, name):
+    def current(self, key):
+        """The object as this server's cache has it, else as etcd has it: a write, a deletion or an
+        admission check never fails on an object that another master's cache has not seen yet (the
+        real server's GuaranteedUpdate reads etcd when its cache has no object, and after a conflict;
+        NamespaceLifecycle looks a namespace up live when its informer misses it)."""
+        return self.store.get(key) or self.store.get(key, fresh=True)
+
+    def get(self, res, ns, name, fresh=False):
+        """fresh: as etcd has it now (a client's GET without resourceVersion=0: the real cacher
+        sends it to etcd), else from the cache (resourceVersion=0: "any", what the kubelet asks first)."""
         self.check_namespace(res, ns)
-        got = self.store.get(self.key(res, ns, name))
+        got = self.store.get(self.key(res, ns, name), fresh=fresh)
         if not got:
             raise logic.not_found(res, name)
         return self.out(res, *got)
 
-    def list(self, res, ns, q):
+    def list(self, res, ns, q, fresh=False):
+        """fresh: every write made before it, on any master (a LIST without resourceVersion=0 is a
+        consistent read: the real server answers it from etcd, or with ConsistentListFromCache
+        from its cache once the cache has caught up with etcd's current revision)."""
         if ns:
             self.check_namespace(res, ns)
         labels = logic.parse_label_selector(q.get("labelSelector", ""))
         fields = logic.parse_field_selector(q.get("fieldSelector", ""), res.plural)
-        items, rev = self.store.list(self.key(res, ns))
+        items, rev = self.store.list(self.key(res, ns), fresh=fresh)
         items = [self.out(res, o, r, in_list=True) for o, r in items
                  if logic.labels_match(labels, (o.get("metadata") or {}).get("labels"))
                  and logic.fields_match(fields, o)]
@@ -565,13 +578,15 @@ class Api:
         """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status. manager:
         the field manager of an Update; applied: {"managers": ...} that a server-side apply's patcher fills."""
         self.check_namespace(res, ns)
-        for dummy in range(5):
-            got = self.store.get(self.key(res, ns, name))
+        for attempt in range(5):
+            key = self.key(res, ns, name)
+            got = self.current(key) if attempt == 0 else self.store.get(key, fresh=True)
             if not got:
                 raise logic.not_found(res, name)
             cur, rev = got
             if res.crd and res.schema:
                 cur = structural.default(copy.deepcopy(cur), res.schema)    # read as the storage decoder reads it
+            rv = None
             if patcher is not None:
                 new = patcher(self.out(res, cur, rev) if sub != "status" else copy.deepcopy(cur))
                 if isinstance(new, dict):
@@ -582,6 +597,8 @@ class Api:
                 rv = (new.get("metadata") or {}).get("resourceVersion") if isinstance(new, dict) else None
                 want_rev = int(rv) if rv and str(rv).isdigit() else rev
                 if rv and want_rev != rev:
+                    if attempt == 0:
+                        continue   # the cache's copy may be behind: decided on etcd's (GuaranteedUpdate)
                     raise logic.conflict(res, name)
             new = self.body_identity(res, new, ns, name)
             if sub == "status":
@@ -612,8 +629,8 @@ class Api:
                 if res.plural == "customresourcedefinitions":
                     self.crd_resources(fresh=True)
                 return self.out(res, new, new_rev)
-            if patcher is None:
-                raise logic.conflict(res, name)
+            if rv:
+                raise logic.conflict(res, name)   # the resourceVersion asked for is not etcd's now
         raise logic.conflict(res, name)
 
     def apply_patch(self, res, ns, name, config, sub=None, dry=False, fv="Warn", manager="", force=False):
@@ -639,7 +656,7 @@ class Api:
                                                     sub or "", res.subresources)
             return new
         self.check_namespace(res, ns)
-        if self.store.get(self.key(res, ns, name)) is None and not sub:
+        if self.current(self.key(res, ns, name)) is None and not sub:
             obj, mgrs = fields.apply(None, config, schema, fields.Managers(), manager, res.api_version, now(), force,
                                      "", res.subresources)
             try:
@@ -651,7 +668,7 @@ class Api:
 
     def delete(self, res, ns, name, dry=False):
         self.check_namespace(res, ns)
-        got = self.store.get(self.key(res, ns, name))
+        got = self.current(self.key(res, ns, name))
         if not got:
             raise logic.not_found(res, name)
         obj, dummy = got
@@ -970,8 +987,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 timeout = 1800
             return "watch", 200, api.watch(res, ns, q, timeout)
         table = tables.wants_table(self.headers.get("Accept"))
+        fresh = q.get("resourceVersion") != "0"
         if verb == "get":
-            got = api.get(res, ns, name)
+            got = api.get(res, ns, name, fresh)
             if sub == "scale":
                 return "json", 200, resources.scale_of(got)
             if table:
@@ -979,7 +997,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                               q.get("includeObject") or "Metadata")
             return "json", 200, got
         if verb == "list":
-            lst = api.list(res, ns, q)
+            lst = api.list(res, ns, q, fresh)
             if table:
                 for o in lst["items"]:
                     o.setdefault("kind", res.kind), o.setdefault("apiVersion", res.api_version)

@@ -31,8 +31,10 @@ class EtcdStore:
     and update-if-unchanged), and a read waits until the cache has seen the revision of this
     store's last write, or of the last conflict it met, so a client reads its own writes and a
     retried update reads the object that beat it. Another master's write reaches the cache when
-    its watch event does (milliseconds). Until the cache is ready, or while its watch is restarted,
-    reads go to etcd."""
+    its watch event does (milliseconds, more on a loaded host): a read that must see every write
+    made anywhere before it (fresh=True: the server asks so for a client's GET or LIST without
+    resourceVersion=0, as the real cacher sends those to etcd) goes to etcd. Until the cache is
+    ready, or while its watch is restarted, reads go to etcd."""
 
     kind = "etcd"
     PREFIX = "/registry/"
@@ -141,18 +143,19 @@ class EtcdStore:
     def _kv(kv):
         return json.loads(base64.b64decode(kv["value"])), int(kv.get("mod_revision", 0))
 
-    def get(self, key):
+    def get(self, key, fresh=False):
+        """(object, its revision) or None; fresh: as etcd has it now, not as the cache has seen it."""
         with self._cond:
-            cache = self._cached()
+            cache = None if fresh else self._cached()
             if cache is not None:
                 got = cache.get(key)
                 return (json.loads(base64.b64decode(got[0])), got[1]) if got else None
         kvs = self._run(["get", key]).get("kvs") or []
         return self._kv(kvs[0]) if kvs else None
 
-    def list(self, prefix):
+    def list(self, prefix, fresh=False):
         with self._cond:
-            cache = self._cached()
+            cache = None if fresh else self._cached()
             if cache is not None and prefix.startswith(self.PREFIX):
                 return ([(json.loads(base64.b64decode(v)), r) for k, (v, r) in sorted(cache.items()) if k.startswith(prefix)],
                         self._rev)
@@ -242,13 +245,13 @@ class FileStore:
     def ping(self):
         return True
 
-    def get(self, key):
+    def get(self, key, fresh=False):   # (one file: always as it is now)
         def fn(d):
             e = d["kv"].get(key)
             return (e[1], e[0]) if e else None, False
         return self._op(fn)
 
-    def list(self, prefix):
+    def list(self, prefix, fresh=False):
         def fn(d):
             return ([(v, r) for k, (r, v) in sorted(d["kv"].items()) if k.startswith(prefix)], d["rev"]), False
         return self._op(fn)
