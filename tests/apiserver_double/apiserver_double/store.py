@@ -33,7 +33,7 @@ class EtcdStore:
     retried update reads the object that beat it. Another master's write reaches the cache when
     its watch event does (milliseconds, more on a loaded host): a read that must see every write
     made anywhere before it (fresh=True: the server asks so for a client's GET or LIST without
-    resourceVersion=0, as the real cacher sends those to etcd) goes to etcd. Until the cache is
+    resourceVersion=0, which the real server answers as etcd has them now) goes to etcd. Until the cache is
     ready, or while its watch is restarted, reads go to etcd."""
 
     kind = "etcd"
