@@ -123,8 +123,17 @@ def fake_etcd(tmp_path):
         pause.touch()
         threading.Timer(seconds, pause.unlink).start()
 
+    def held(on):
+        """The watch sends nothing from held(True) until held(False): the cache stays behind for as
+        long as a test needs, however slow the machine."""
+        pause = Path(str(state) + ".paused")
+        if on:
+            pause.touch()
+        else:
+            pause.unlink()
+
     yield {"cached": cached, "plain": lambda: store.EtcdStore(["x"], None, None, None, etcdctl=str(exe)),
-           "calls": calls, "lagging": lagging}
+           "calls": calls, "lagging": lagging, "held": held}
     for st in stores:
         st.close()
 
@@ -182,7 +191,7 @@ def test_a_fresh_read_sees_another_masters_write_before_the_cache_does(etcd):
     st, other = etcd["cached"](), etcd["plain"]()
     rev = st.create("/registry/core/configmaps/ns/c", {"v": 1})
     assert caught_up(st)
-    etcd["lagging"](3.0)
+    etcd["held"](True)
     won = other.update("/registry/core/configmaps/ns/c", {"v": 2}, rev)
     made = other.create("/registry/core/configmaps/ns/d", {"v": 3})
     assert st.get("/registry/core/configmaps/ns/c", fresh=True) == ({"v": 2}, won)
@@ -190,6 +199,7 @@ def test_a_fresh_read_sees_another_masters_write_before_the_cache_does(etcd):
     # the cache, still behind: the object as it was, the new one not yet there
     assert st.get("/registry/core/configmaps/ns/c") == ({"v": 1}, rev)
     assert st.get("/registry/core/configmaps/ns/d") is None
+    etcd["held"](False)
     assert wait_until(lambda: st.get("/registry/core/configmaps/ns/d") == ({"v": 3}, made))
 
 
@@ -201,7 +211,7 @@ def test_the_server_reads_etcd_where_a_real_one_would_not_serve_a_stale_cache(et
     api, other = server.Api(etcd["cached"](), "v1.31.1"), server.Api(etcd["plain"](), "v1.31.1")
     api.ensure_system()
     assert caught_up(api.store)
-    etcd["lagging"](3.0)
+    etcd["held"](True)
     other.create(cms, "default", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}})
     assert api.get(cms, "default", "c", fresh=True)["data"] == {"a": "1"}
     assert [o["metadata"]["name"] for o in api.list(cms, "default", {}, fresh=True)["items"]] == ["c"]
@@ -211,13 +221,15 @@ def test_the_server_reads_etcd_where_a_real_one_would_not_serve_a_stale_cache(et
     assert api.update(cms, "default", "c", None, patcher=lambda o: {**o, "data": {"a": "2"}})["data"] == {"a": "2"}
     other.create(cms, "default", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}})
     assert api.delete(cms, "default", "d")["status"] == "Success"
+    etcd["held"](False)
     # a PUT with the resourceVersion another master returned, while this cache still has the older
     # copy: not a conflict (decided on etcd's copy, as GuaranteedUpdate retries with fresh data)
     assert caught_up(api.store) and wait_until(lambda: api.get(cms, "default", "c")["data"] == {"a": "2"})
-    etcd["lagging"](3.0)
+    etcd["held"](True)
     theirs = other.update(cms, "default", "c", None, patcher=lambda o: {**o, "data": {"a": "3"}})
     assert api.get(cms, "default", "c")["data"] == {"a": "2"}     # (the cache: behind)
     assert api.update(cms, "default", "c", {**theirs, "data": {"a": "4"}})["data"] == {"a": "4"}
+    etcd["held"](False)
 
 
 def test_nothing_deleted_and_writes_elsewhere_do_not_hold_reads(etcd):
