@@ -119,11 +119,13 @@ if [ "$checks_rc" != 0 ]; then
   fi
 fi
 if [ "$rc" != 0 ]; then
-  # each failure's last lines (where the assertion and the playbook's error are), then pytest's summary
+  # each failure's last lines before its captured output (where the assertion and the playbook's
+  # error are), then pytest's summary
   echo "== the scenarios failed (exit $rc): above; the end of each failure:"
-  awk '/^==* FAILURES ==*$/ { f = 1; next } /^==* (short test summary|warnings summary)/ { f = 0 }
-       f && /^___* .* ___*$/ { flush(); head = $0; n = 0; next }
-       f { buf[n++ % 40] = $0 }
+  awk '/^==* (FAILURES|ERRORS) ==*$/ { f = 1; next } /^==* (short test summary|warnings summary)/ { f = 0 }
+       f && /^___* .* ___*$/ { flush(); head = $0; n = 0; cap = 0; next }
+       f && /^--* Captured .* --*$/ { cap = 1; next }
+       f && !cap { buf[n++ % 40] = $0 }
        function flush(  i) { if (head == "") return; print head; for (i = (n > 40 ? n - 40 : 0); i < n; i++) print buf[i % 40] }
        END { flush() }' "$pytest_log"
   sed -n '/^=* short test summary info =*$/,$p' "$pytest_log"
