@@ -117,12 +117,6 @@ def fake_etcd(tmp_path):
         assert wait_until(lambda: st._cache is not None), "the cache did not get ready"
         return st
 
-    def lagging(seconds=0.5):
-        """The watch sends nothing for the next `seconds`: a read right after a write must wait for it."""
-        pause = Path(str(state) + ".paused")
-        pause.touch()
-        threading.Timer(seconds, pause.unlink).start()
-
     def held(on):
         """The watch sends nothing from held(True) until held(False): the cache stays behind for as
         long as a test needs, however slow the machine."""
@@ -131,6 +125,11 @@ def fake_etcd(tmp_path):
             pause.touch()
         else:
             pause.unlink()
+
+    def lagging(seconds=0.5):
+        """The watch sends nothing for the next `seconds`: a read right after a write must wait for it."""
+        held(True)
+        threading.Timer(seconds, held, (False,)).start()
 
     yield {"cached": cached, "plain": lambda: store.EtcdStore(["x"], None, None, None, etcdctl=str(exe)),
            "calls": calls, "lagging": lagging, "held": held}

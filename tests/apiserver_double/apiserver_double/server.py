@@ -443,15 +443,15 @@ class Api:
         obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
         if dry:
             return self.out(NS_RES, obj, self.store.revision())
+        key = self.key(NS_RES, None, name)
         for attempt in range(5):
-            key = self.key(NS_RES, None, name)
-            got = self.current(key) if attempt == 0 else self.store.get(key, fresh=True)
+            got = self.current(key, retry=attempt > 0)
             if not got:
                 raise logic.not_found(NS_RES, name)
             if got[0]["metadata"].get("deletionTimestamp"):
                 raise logic.namespace_purging(name)
             marked = {**got[0], "metadata": obj["metadata"], "status": obj["status"]}
-            rev = self.store.update(self.key(NS_RES, None, name), marked, got[1])
+            rev = self.store.update(key, marked, got[1])
             if rev is not None:
                 break
         else:
@@ -543,11 +543,14 @@ class Api:
             obj, rev = got if got else (obj, rev)
         return self.out(res, obj, rev)
 
-    def current(self, key):
+    def current(self, key, retry=False):
         """The object as this server's cache has it, else as etcd has it: a write, a deletion or an
         admission check never fails on an object that another master's cache has not seen yet (the
         real server's GuaranteedUpdate reads etcd when its cache has no object, and after a conflict;
-        NamespaceLifecycle looks a namespace up live when its informer misses it)."""
+        NamespaceLifecycle looks a namespace up live when its informer misses it). retry: a write's
+        next try, after a conflict or a copy that may be stale: etcd's copy at once."""
+        if retry:
+            return self.store.get(key, fresh=True)
         return self.store.get(key) or self.store.get(key, fresh=True)
 
     def get(self, res, ns, name, fresh=False):
@@ -578,9 +581,9 @@ class Api:
         """PUT (obj) or PATCH (patcher(current) -> new); sub "status" writes only the status. manager:
         the field manager of an Update; applied: {"managers": ...} that a server-side apply's patcher fills."""
         self.check_namespace(res, ns)
+        key = self.key(res, ns, name)
         for attempt in range(5):
-            key = self.key(res, ns, name)
-            got = self.current(key) if attempt == 0 else self.store.get(key, fresh=True)
+            got = self.current(key, retry=attempt > 0)
             if not got:
                 raise logic.not_found(res, name)
             cur, rev = got
@@ -624,7 +627,7 @@ class Api:
                 return self.out(res, cur, rev)
             if dry:
                 return self.out(res, new, rev)
-            new_rev = self.store.update(self.key(res, ns, name), new, want_rev)
+            new_rev = self.store.update(key, new, want_rev)
             if new_rev is not None:
                 if res.plural == "customresourcedefinitions":
                     self.crd_resources(fresh=True)
