@@ -68,9 +68,10 @@ checks_pid=$!
 
 # (the unit tests run in ansible-test units, beside: every file of tests/unit)
 echo "== pytest: integration scenarios on test hosts (${TEST_WORKERS:=4} workers, one test file each at a time)"
-# how busy the machine is (/proc/stat every 10 s; tests/harness/schedule.py reads it)
+# how busy the machine is (/proc/stat every 10 s; tests/harness/schedule.py writes and reads it; one
+# process with no hold on this script's output, so that nothing of the run outlives it)
 cpu_log=$(mktemp --suffix=.cpu.log)
-( while :; do echo "$(date +%s) $(head -1 /proc/stat)"; sleep 10; done ) > "$cpu_log" &
+python tests/harness/schedule.py --sample "$cpu_log" </dev/null >/dev/null 2>&1 &
 cpu_pid=$!
 # Worker gwN runs its files on harness instance TH_ID+N (tests/integration/conftest.py). The files
 # are listed longest first (their times in the last full run, measured: upgrade 2426 s ...

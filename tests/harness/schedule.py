@@ -5,10 +5,12 @@ first test's start), and how long it sat idle before the last worker finished; w
 scenarios ran, before and after the checks beside them were done (the time of the file they leave).
 
     python tests/harness/schedule.py <schedule.jsonl> [<cpu.log> [<checks-done file>]]
+    python tests/harness/schedule.py --sample <cpu.log>     # writes the CPU log until killed
 """
 import json
 import os
 import sys
+import time
 
 
 def read(path):
@@ -32,6 +34,18 @@ def busy(cpu_log, start, end):
         return None
     d = [b - a for a, b in zip(samples[0], samples[-1])]
     return 1 - (d[3] + d[4]) / sum(d) if sum(d) else None
+
+
+def sample(cpu_log, every=10):
+    """Append a time and /proc/stat's cpu line to cpu_log every `every` seconds until killed: one
+    process, so that killing it leaves nothing running (a shell loop's sleep outlived the loop by up
+    to 10 s, holding the run's output open after tests/run_all.sh had ended)."""
+    with open(cpu_log, "a", encoding="utf-8") as out:
+        while True:
+            with open("/proc/stat", encoding="utf-8") as stat:
+                out.write(f"{time.time():.0f} {stat.readline()}")
+            out.flush()
+            time.sleep(every)
 
 
 def main(path, cpu_log=None, checks_done=None):
@@ -59,4 +73,7 @@ def main(path, cpu_log=None, checks_done=None):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    if sys.argv[1] == "--sample":
+        sample(sys.argv[2])
+    else:
+        main(*sys.argv[1:4])
