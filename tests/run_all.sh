@@ -36,6 +36,10 @@ wait "$prep_pid" || { cat "$prep_log"; echo "== the test hosts' root filesystem 
 python tests/harness/fixture_pack.py "$TOP/.cache/fixture-pack/e2e" \
   "$(bash tests/harness/testhosts.sh info | sed -n 's/^TH_REPO=//p')" >> "$prep_log" 2>&1 &
 pack_pid=$!
+# and the Debian 13 hosts' (the precheck scenario's h4: tests/harness/testhosts.py's extra()), under
+# a lock of their own, while the scenarios start
+( export TH_RELEASE=trixie; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) >> "$prep_log" 2>&1 &
+trixie_pid=$!
 echo "== setup done in $(( $(date +%s) - t0 )) s"
 # how fast this machine is (run times differ by a third between machines of the same size): one
 # core's seconds for a fixed piece of Python, printed so that one run's times can be set against another's
@@ -103,6 +107,7 @@ rc=0
 python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loadscope-reorder --durations=0 --durations-min=1.0 \
   "$@" "${files[@]}" 2>&1 | tee "$pytest_log" || rc=$?
 wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scenarios:"; cat "$prep_log"; }
+wait "$trixie_pid" || { echo "== the Debian 13 hosts' rootfs or repository did not build ahead of the scenarios:"; cat "$prep_log"; }
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"

@@ -279,8 +279,8 @@ def install(th, names=None, api_domain_ip: str | None = None, kubeadm_version: s
     for want of the etcd its flags name, as a real kube-apiserver would."""
     if kubeadm_version not in ACTS_AS:
         raise ValueError(f"the kubeadm double acts as kubeadm {', '.join(ACTS_AS)}, not {kubeadm_version}")
-    digest = layer_digest(Path(th.info["TH_REPO"]))
     for h in names or th.names:
+        digest = layer_digest(Path(th.repos[th.release(h)]))   # the layer of the host's release
         hosts_line = (f" && (grep -q ' api.tke.com$' /etc/hosts || echo '{api_domain_ip} api.tke.com' >> /etc/hosts)"
                       if api_domain_ip else "")
         th.ssh(h, f"have=$(cat /{API_DIR}/{STAMP} 2>/dev/null); [ \"$have\" = {digest} ] || "

@@ -24,10 +24,12 @@ SCRIPT = HERE / "testhosts.sh"
 SHARED_DISK_MAX_FSYNC_MS = 1000
 
 
-def _script(th_id: int, *args: str, check: bool = True, repo: str = "") -> subprocess.CompletedProcess:
-    """testhosts.sh with these arguments; repo (the hosts' apt repository): the hosts it starts get
-    the test doubles' files as a read-only layer over their rootfs (TH_LAYERS; kubeadm_double.layer())."""
-    env = dict(os.environ, TH_ID=str(th_id))
+def _script(th_id: int, *args: str, check: bool = True, repo: str = "",
+            release: str = "bookworm") -> subprocess.CompletedProcess:
+    """testhosts.sh with these arguments, on the rootfs and repository of that Debian release
+    (TH_RELEASE); repo (the hosts' apt repository): the hosts it starts get the test doubles' files as
+    a read-only layer over their rootfs (TH_LAYERS; kubeadm_double.layer())."""
+    env = dict(os.environ, TH_ID=str(th_id), TH_RELEASE=release)
     if repo:
         from harness import kubeadm_double   # (it needs nothing of this module)
         env["TH_LAYERS"] = str(kubeadm_double.layer(Path(repo)))
@@ -37,7 +39,8 @@ def _script(th_id: int, *args: str, check: bool = True, repo: str = "") -> subpr
 
 @dataclass
 class TestHosts:
-    """One instance of the harness: hosts h1..hN on bridge thbr<th_id>, 172.30.<th_id>.0/24."""
+    """One instance of the harness: hosts h1..hN on bridge thbr<th_id>, 172.30.<th_id>.0/24, Debian 12
+    (bookworm) but for the hosts `releases` names another release of (e.g. {"h4": "trixie"})."""
 
     __test__ = False   # not a test class (pytest collects Test* from the files that import it)
     th_id: int = 1
@@ -45,10 +48,17 @@ class TestHosts:
     info: dict = field(default_factory=dict)
     # the folder (controller state .tke/) of the site each host was last put in by write_inventory
     site_dirs: dict = field(default_factory=dict)
+    releases: dict = field(default_factory=dict)
+    # each release's apt repository (TH_REPO), for the hosts of that release
+    repos: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        out = _script(self.th_id, "info").stdout
-        self.info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        for release in {"bookworm", *self.releases.values()}:
+            out = _script(self.th_id, "info", release=release).stdout
+            info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+            self.repos[release] = info["TH_REPO"]
+            if release == "bookworm":
+                self.info = info
 
     # --- facts -------------------------------------------------------------------------
     @property
@@ -70,22 +80,37 @@ class TestHosts:
     def password(self) -> str:
         return Path(self.info["TH_PASSFILE"]).read_text().strip()
 
+    def release(self, name: str) -> str:
+        """The Debian release of host `name`."""
+        return self.releases.get(name, "bookworm")
+
+    def _by_release(self, names) -> dict[str, list[str]]:
+        """The hosts' numbers, by release."""
+        groups: dict[str, list[str]] = {}
+        for name in names:
+            groups.setdefault(self.release(name), []).append(name.lstrip("h"))
+        return groups
+
     # --- life cycle --------------------------------------------------------------------
     def prepare(self) -> None:
-        """Machine dependencies, cached rootfs and apt repository (built once, then reused)."""
-        for step in ("deps", "rootfs", "repo"):
-            _script(self.th_id, step)
+        """Machine dependencies, cached rootfs and apt repository of each release the hosts run
+        (built once, then reused)."""
+        _script(self.th_id, "deps")
+        for release in self.repos:
+            for step in ("rootfs", "repo"):
+                _script(self.th_id, step, release=release)
 
     def up(self) -> None:
         _script(self.th_id, "net-up")
-        nums = [str(n) for n in range(1, self.count + 1)]
-        _script(self.th_id, "up", *nums, repo=self.info["TH_REPO"])
-        _script(self.th_id, "ssh-wait", *nums)
+        for release, nums in self._by_release(self.names).items():
+            _script(self.th_id, "up", *nums, repo=self.repos[release], release=release)
+        _script(self.th_id, "ssh-wait", *[str(n) for n in range(1, self.count + 1)])
 
     def reset(self, *names: str) -> None:
         """Give the named hosts a fresh root filesystem (as new machines)."""
         self._close_connections(*names)
-        _script(self.th_id, "reset", *[n.lstrip("h") for n in names], repo=self.info["TH_REPO"])
+        for release, nums in self._by_release(names).items():
+            _script(self.th_id, "reset", *nums, repo=self.repos[release], release=release)
         for name in names:
             # which site's folder it records next is not known here (the test may install it again
             # with the inventory it has): the next inventory written with it makes it forget
@@ -98,6 +123,26 @@ class TestHosts:
     def destroy(self) -> None:
         self._close_connections()
         _script(self.th_id, "destroy", check=False)
+
+    @contextlib.contextmanager
+    def extra(self, name: str, release: str):
+        """Host `name` (past h1..hN, e.g. "h4") of that Debian release, up for the block, gone after
+        (stopped and its state dropped): a host of another kind beside the usual ones."""
+        if release not in self.repos:
+            out = _script(self.th_id, "info", release=release).stdout
+            self.repos[release] = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)["TH_REPO"]
+        for step in ("rootfs", "repo"):
+            _script(self.th_id, step, release=release)
+        self.releases[name] = release
+        num = name.lstrip("h")
+        try:
+            _script(self.th_id, "up", num, repo=self.repos[release], release=release)
+            _script(self.th_id, "ssh-wait", num)
+            yield name
+        finally:
+            self.down(name)
+            subprocess.run(["rm", "-rf", str(Path(self.info["TH_RUN"]) / "hosts" / name)], check=False)
+            del self.releases[name]
 
     # --- use ---------------------------------------------------------------------------
     # The harness's own commands share one SSH connection per host and user (OpenSSH multiplexing:

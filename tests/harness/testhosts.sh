@@ -17,6 +17,9 @@
 #
 # Environment: TH_ID (instance 0-99, default 1): bridge thbr$TH_ID, subnet 172.30.$TH_ID.0/24,
 # state under $TH_CACHE/run-$TH_ID. Instances never share a bridge, a subnet or a host.
+# TH_RELEASE (bookworm, the default: Debian 12; or trixie: Debian 13): the Debian release of the
+# rootfs and repository that `rootfs`, `repo`, `info` and `up` work on, each release its own (a
+# site may mix hosts of both: `up` the hosts of each release with its TH_RELEASE).
 # TH_CACHE (default <repo>/.cache/testhosts) holds the rootfs, the repo and the SSH key,
 # shared read-only by every instance and built under a lock. TH_LAYERS (optional, `up` and
 # `reset`): directories, colon-separated, stacked read-only over the rootfs of the hosts started
@@ -36,7 +39,11 @@ RUN=$CACHE/run-$TH_ID
 BR=thbr$TH_ID
 NET=172.30.$TH_ID
 GW=$NET.1
-ROOTFS=$CACHE/rootfs
+TH_RELEASE=${TH_RELEASE:-bookworm}
+case $TH_RELEASE in bookworm|trixie) ;; *) echo "TH_RELEASE must be bookworm or trixie" >&2; exit 2 ;; esac
+# bookworm's keep the names they had before there were two
+SUFFIX=$([ "$TH_RELEASE" = bookworm ] || echo "-$TH_RELEASE")
+ROOTFS=$CACHE/rootfs$SUFFIX
 KEY=$CACHE/id_ed25519
 PASSFILE=$CACHE/password           # root and ops password (password-auth tests), mode 0600
 # Bump when the rootfs recipe below changes: a cached tarball of another version is rebuilt.
@@ -44,7 +51,7 @@ ROOTFS_VERSION=5
 PKGLIST=$HERE/packages.txt
 # The repository is keyed by its package list: a changed list builds a new directory, so hosts of
 # another instance that have an older one bind-mounted keep working.
-REPO=$CACHE/repo-$( { echo "$ROOTFS_VERSION"; sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u; } \
+REPO=$CACHE/repo$SUFFIX-$( { echo "$ROOTFS_VERSION"; sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u; } \
   | sha256sum | cut -c1-12)
 NFT_TABLE=testhostguard$TH_ID
 INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,sudo,iputils-ping,ca-certificates,kmod,procps
@@ -54,7 +61,8 @@ log() { printf '[testhosts %s] %s\n' "$TH_ID" "$*" >&2; }
 mirror() { awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources; }
 uplink() { ip -o route show default | awk '{for(i=1;i<=NF;i++) if($i=="dev"){print $(i+1); exit}}'; }
 host_ip() { echo "$NET.$((10 + $1))"; }
-locked() { mkdir -p "$CACHE"; exec 9>"$CACHE/.lock"; flock 9; }
+# one build at a time per release (a release's build does not hold up the others' hosts)
+locked() { mkdir -p "$CACHE"; exec 9>"$CACHE/.lock$SUFFIX"; flock 9; }
 
 cgdir() { # per-host cgroup below this shell's own cgroup, in hierarchy $1
   local key=$1 base
@@ -67,11 +75,13 @@ cgdir() { # per-host cgroup below this shell's own cgroup, in hierarchy $1
 build_rootfs() {
   local R=$ROOTFS.new pw
   rm -rf "$R"
-  log "debootstrap bookworm (cold build, about 2 minutes)"
-  debootstrap --variant=minbase --include=$INCLUDE bookworm "$R" "$(mirror)" >"$CACHE/debootstrap.log" 2>&1 \
-    || { tail -20 "$CACHE/debootstrap.log" >&2; return 1; }
-  [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C testhosts -f "$KEY"
-  [ -f "$PASSFILE" ] || (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' > "$PASSFILE")
+  log "debootstrap $TH_RELEASE (cold build, about 2 minutes)"
+  debootstrap --variant=minbase --include=$INCLUDE "$TH_RELEASE" "$R" "$(mirror)" >"$CACHE/debootstrap$SUFFIX.log" 2>&1 \
+    || { tail -20 "$CACHE/debootstrap$SUFFIX.log" >&2; return 1; }
+  # the SSH key and the password every release's hosts share, made by the first build
+  ( flock 8
+    [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C testhosts -f "$KEY"
+    [ -f "$PASSFILE" ] || (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' > "$PASSFILE") ) 8>"$CACHE/.keys.lock"
   pw=$(cat "$PASSFILE")
   install -d -m700 "$R/root/.ssh"
   install -m600 "$KEY.pub" "$R/root/.ssh/authorized_keys"
@@ -124,18 +134,18 @@ EOF
   echo 'deb [trusted=yes] file:/srv/repo ./' > "$R/etc/apt/sources.list.d/local.list"
   chroot "$R" apt-get clean; rm -rf "$R"/var/lib/apt/lists/*
   echo "$ROOTFS_VERSION" > "$R/etc/testhosts-rootfs-version"
-  tar -C "$R" --numeric-owner -cf - . | zstd -q -T0 -3 -o "$CACHE/rootfs.tar.zst.new"
-  mv "$CACHE/rootfs.tar.zst.new" "$CACHE/rootfs.tar.zst"
+  tar -C "$R" --numeric-owner -cf - . | zstd -q -T0 -3 -o "$CACHE/rootfs$SUFFIX.tar.zst.new"
+  mv "$CACHE/rootfs$SUFFIX.tar.zst.new" "$CACHE/rootfs$SUFFIX.tar.zst"
   rm -rf "$ROOTFS"; mv "$R" "$ROOTFS"
 }
 
 rootfs() {
   locked
   if [ "$(cat "$ROOTFS/etc/testhosts-rootfs-version" 2>/dev/null)" = "$ROOTFS_VERSION" ]; then return 0; fi
-  if [ -f "$CACHE/rootfs.tar.zst" ] && [ -f "$KEY" ] && [ -f "$PASSFILE" ]; then
+  if [ -f "$CACHE/rootfs$SUFFIX.tar.zst" ] && [ -f "$KEY" ] && [ -f "$PASSFILE" ]; then
     log "extracting cached rootfs"
     rm -rf "$ROOTFS.new"; mkdir -p "$ROOTFS.new"
-    zstd -dc "$CACHE/rootfs.tar.zst" | tar -C "$ROOTFS.new" -x
+    zstd -dc "$CACHE/rootfs$SUFFIX.tar.zst" | tar -C "$ROOTFS.new" -x
     if [ "$(cat "$ROOTFS.new/etc/testhosts-rootfs-version" 2>/dev/null)" = "$ROOTFS_VERSION" ]; then
       rm -rf "$ROOTFS"; mv "$ROOTFS.new" "$ROOTFS"; return 0
     fi
@@ -151,10 +161,12 @@ repo() { # debs resolved against the rootfs, fetched by the machine's apt, index
   [ -f "$REPO/Release" ] && return 0
   log "building the hosts' apt repository (${#pkgs[@]} packages) in $REPO"
   rm -rf "$REPO.new"; mkdir -p "$REPO.new"
-  T=$CACHE/repo-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged}; M=$T/merged
+  T=$CACHE/repo$SUFFIX-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged}; M=$T/merged
   mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
   rm -f "$M/etc/apt/sources.list.d/local.list"
-  cp /etc/apt/sources.list.d/debian.sources "$M/etc/apt/sources.list.d/"
+  # the machine's mirror (and snapshot notes), for the rootfs's release
+  sed "s/\bbookworm\b/$TH_RELEASE/g" /etc/apt/sources.list.d/debian.sources > "$M/etc/apt/sources.list.d/debian.sources"
+  rm -f "$M/etc/apt/sources.list"
   mount --bind /etc/resolv.conf "$M/etc/resolv.conf"
   chroot "$M" apt-get update -qq && chroot "$M" apt-get install -y -qq --no-install-recommends --download-only "${pkgs[@]}" >/dev/null || rc=$?
   umount "$M/etc/resolv.conf"
@@ -212,6 +224,7 @@ up() {
     h=h$n; d=$RUN/hosts/$h; ip=$(host_ip "$n")
     if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then log "$h already up"; continue; fi
     mkdir -p "$d"/{upper,work,merged,containerd}
+    echo "$TH_RELEASE" > "$d/release"
     mountpoint -q "$d/merged" || mount -t overlay overlay \
       -o "lowerdir=${TH_LAYERS:+$TH_LAYERS:}$ROOTFS,upperdir=$d/upper,workdir=$d/work" "$d/merged"
     mkdir -p "$d/merged/etc/systemd/network"

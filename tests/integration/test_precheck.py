@@ -58,37 +58,41 @@ def test_precheck_passes_on_good_hosts_and_changes_nothing(testhosts, inventory)
 
 
 def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
-    # h2: a real listener takes 6443; h3: an impossible amount of free disk is asked for, and it says
-    # it is Debian 13 (its os-release: a release the collection does not install on yet)
+    # h2: a real listener takes 6443; h3: an impossible amount of free disk is asked for; h4: a real
+    # Debian 13 host (trixie's own rootfs: a release the collection does not install on yet, its
+    # Python 3.13 running precheck's module)
     testhosts.ssh("h2", "systemd-run --unit=take6443 python3 -m http.server 6443 >/dev/null && "
                         "for i in $(seq 100); do python3 -c 'import socket; socket.create_connection("
                         "(\"127.0.0.1\", 6443), 0.2)' 2>/dev/null && exit 0; sleep 0.1; done; exit 1")
-    testhosts.ssh("h3", "sed 's/^VERSION_ID=.*/VERSION_ID=\"13\"/' /usr/lib/os-release > /etc/os-release.13 && "
-                        "mv /etc/os-release.13 /etc/os-release")
     try:
-        bad = testhosts.write_inventory(
-            tmp_path / "bad.yml", groups={"masters": ["h1"], "workers": ["h2", "h3"]},
-            group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}], "precheck_ports": [6443],
-                        "precheck_disk_etcd": []},
-            host_vars={"h3": {"precheck_disk": [{"path": "/var/lib", "min_free_gb": 999999}]}})
-        run = run_playbook(PLAY, bad, "--tags", "precheck")
-        assert run.rc != 0, run.explain()
-        assert "h2: port 6443 free: port 6443 is already in use by python3" in run.output, run.explain()
-        assert "h3: disk free /var/lib:" in run.output, run.explain()
-        assert "is below the minimum 999999 GiB" in run.output, run.explain()
-        failure = run.output.split("Fail listing every failing check", 1)[1]
-        assert "h1: " not in failure, run.explain()
-        # nothing changed on any host: the only change is tke.json on the controller
-        changed = re.findall(r"^changed: \[(.*?)\]", run.output, re.M)
-        assert changed == ["h1"], run.explain()
-        report = json.loads((tmp_path / ".tke" / "precheck.json").read_text())
-        assert [c["check"] for c in report["h2"] if c["status"] == "fail"] == ["port 6443 free"]
-        # a release the pack has nothing for is refused by name, with what is supported
-        assert "h3: os: debian 13 is not a supported OS (supported: debian 12)" in " ".join(run.output.split()), run.explain()
-        assert sorted(c["check"] for c in report["h3"] if c["status"] == "fail") == ["disk free /var/lib", "os"]
+        with testhosts.extra("h4", "trixie"):
+            assert 'VERSION_CODENAME=trixie' in testhosts.ssh("h4", "cat /etc/os-release").stdout
+            bad = testhosts.write_inventory(
+                tmp_path / "bad.yml", groups={"masters": ["h1"], "workers": ["h2", "h3", "h4"]},
+                group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}], "precheck_ports": [6443],
+                            "precheck_disk_etcd": []},
+                host_vars={"h3": {"precheck_disk": [{"path": "/var/lib", "min_free_gb": 999999}]}})
+            run = run_playbook(PLAY, bad, "--tags", "precheck")
+            assert run.rc != 0, run.explain()
+            assert "h2: port 6443 free: port 6443 is already in use by python3" in run.output, run.explain()
+            assert "h3: disk free /var/lib:" in run.output, run.explain()
+            assert "is below the minimum 999999 GiB" in run.output, run.explain()
+            failure = run.output.split("Fail listing every failing check", 1)[1]
+            assert "h1: " not in failure, run.explain()
+            # nothing changed on any host: the only change is tke.json on the controller
+            changed = re.findall(r"^changed: \[(.*?)\]", run.output, re.M)
+            assert changed == ["h1"], run.explain()
+            assert testhosts.ssh("h4", "ls /var/lib/offline-pot", check=False).returncode != 0
+            report = json.loads((tmp_path / ".tke" / "precheck.json").read_text())
+            assert [c["check"] for c in report["h2"] if c["status"] == "fail"] == ["port 6443 free"]
+            assert [c["check"] for c in report["h3"] if c["status"] == "fail"] == ["disk free /var/lib"]
+            # a release the pack has nothing for is refused by name, with what is supported, and
+            # nothing else fails on it
+            assert "h4: os: debian 13 is not a supported OS (supported: debian 12)" in " ".join(run.output.split()), \
+                run.explain()
+            assert [c["check"] for c in report["h4"] if c["status"] == "fail"] == ["os"], report["h4"]
     finally:
         testhosts.ssh("h2", "systemctl stop take6443", check=False)
-        testhosts.ssh("h3", "ln -sf ../usr/lib/os-release /etc/os-release", check=False)
 
 
 def test_a_node_address_no_interface_holds_is_refused(testhosts, tmp_path):
