@@ -28,6 +28,11 @@ apt_pid=$!
 prep_log=$(mktemp --suffix=.prep.log)
 ( bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$prep_log" 2>&1 &
 prep_pid=$!
+# and Debian 13's, under a lock of their own (the fixture pack carries Debian 13's packages, fetched
+# inside that rootfs; the precheck and mixed-release scenarios start Debian 13 hosts: testhosts.py's extra())
+trixie_log=$(mktemp --suffix=.trixie.log)
+( export TH_RELEASE=trixie; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$trixie_log" 2>&1 &
+trixie_pid=$!
 bash tests/setup_controller.sh
 wait "$apt_pid" || { cat "$apt_log"; echo "== chromium, podman or runc did not install" >&2; exit 1; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
@@ -36,10 +41,6 @@ wait "$prep_pid" || { cat "$prep_log"; echo "== the test hosts' root filesystem 
 python tests/harness/fixture_pack.py "$TOP/.cache/fixture-pack/e2e" \
   "$(bash tests/harness/testhosts.sh info | sed -n 's/^TH_REPO=//p')" >> "$prep_log" 2>&1 &
 pack_pid=$!
-# and the Debian 13 hosts' (the precheck scenario's h4: tests/harness/testhosts.py's extra()), under
-# a lock of their own, while the scenarios start
-( export TH_RELEASE=trixie; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) >> "$prep_log" 2>&1 &
-trixie_pid=$!
 echo "== setup done in $(( $(date +%s) - t0 )) s"
 # how fast this machine is (run times differ by a third between machines of the same size): one
 # core's seconds for a fixed piece of Python, printed so that one run's times can be set against another's
@@ -89,7 +90,7 @@ export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'kill "$cpu_pid" 2>/dev/null || true; for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
 order=(upgrade install_e2e components network etcd reset install_orchestration stacked_etcd
-       ha site_pack air_gapped_controller validate readme_commands host_init pki kubeadm install_drift
+       ha site_pack air_gapped_controller validate readme_commands host_init mixed_releases pki kubeadm install_drift
        apiserver_double check_mode precheck pack_controller collection_install execution_environment
        strategy)
 files=()
@@ -107,7 +108,7 @@ rc=0
 python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loadscope-reorder --durations=0 --durations-min=1.0 \
   "$@" "${files[@]}" 2>&1 | tee "$pytest_log" || rc=$?
 wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scenarios:"; cat "$prep_log"; }
-wait "$trixie_pid" || { echo "== the Debian 13 hosts' rootfs or repository did not build ahead of the scenarios:"; cat "$prep_log"; }
+wait "$trixie_pid" || { echo "== the Debian 13 hosts' rootfs or repository did not build ahead of the scenarios:"; cat "$trixie_log"; }
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"

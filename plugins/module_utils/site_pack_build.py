@@ -128,19 +128,22 @@ class Builder:
     # --- sections --------------------------------------------------------------------------
     def os_packages(self) -> None:
         osp = self.spec.get("os_packages") or {}
+        folders = set()
         for i, item in enumerate(osp.get("deb") or []):
             what = sps.label("os_packages.deb", item, i)
+            folder = sps.deb_dir(item)
+            folders.add(folder)
             for path in self._deb_sources(what, item):
                 # apt reads a file: URL's %3a (an epoch's colon) as ':' and then misses the file
-                self.place(path, "repo/deb/" + os.path.basename(path).replace("%3a", "-"))
-        debs = sorted(p for p in self.keep if p.startswith("repo/deb/") and p.endswith(".deb"))
-        if debs:
+                self.place(path, folder + os.path.basename(path).replace("%3a", "-"))
+        for folder in sorted(folders):
+            debs = sorted(p for p in self.keep if p.startswith(folder) and p.endswith(".deb"))
             for rel in debs:
                 fields = self._cmd("deb", ["dpkg-deb", "-f", os.path.join(self.stage, rel), "Package", "Version"])
                 kv = dict(line.split(": ", 1) for line in fields.splitlines() if ": " in line)
                 self.contents["os_packages"]["deb"].append(
                     {"name": kv.get("Package"), "version": kv.get("Version"), "file": rel})
-            self._index_deb()
+            self._index_deb(folder)
         for i, item in enumerate(osp.get("rpm") or []):
             what = sps.label("os_packages.rpm", item, i)
             path = self.fetch(what, item)
@@ -151,6 +154,10 @@ class Builder:
 
     def _deb_sources(self, what: str, item: dict) -> list[str]:
         if "apt" in item:
+            mine = self.release()
+            if item.get("release") and item["release"] != mine:
+                raise BuildError(f"{what}: apt fetches this machine's release ({mine or 'unknown'}), not "
+                                 f"{item['release']}: give {item['release']}'s packages with dir, path or url")
             names = sorted(str(n) for n in item["apt"])
             d = os.path.join(self.cache, "apt", hashlib.sha256(" ".join(names).encode()).hexdigest()[:16])
             if not glob.glob(os.path.join(d, "*.deb")):
@@ -168,16 +175,30 @@ class Builder:
             return found
         return [self.fetch(what, item)]
 
-    def _index_deb(self) -> None:
-        repo = os.path.join(self.stage, "repo", "deb")
-        for rel in ("repo/deb/Packages", "repo/deb/Release"):
+    @staticmethod
+    def release(os_release: str = "/etc/os-release") -> str:
+        """This build machine's Debian release (VERSION_CODENAME), or ''."""
+        try:
+            with open(os_release, encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("VERSION_CODENAME="):
+                        return line.split("=", 1)[1].strip().strip('"')
+        except OSError:
+            pass
+        return ""
+
+    def _index_deb(self, folder: str) -> None:
+        """folder's Packages and Release (apt-ftparchive, run in it: the other releases' folders are
+        its siblings, not read)."""
+        repo = os.path.join(self.stage, folder)
+        for rel in (folder + "Packages", folder + "Release"):
             self.keep.add(rel)
         if not self.which("apt-ftparchive"):
             raise BuildError("os_packages.deb: apt-ftparchive (Debian package apt-utils) is needed to index the repository")
         packages = self._cmd("os_packages.deb", ["apt-ftparchive", "packages", "."], cwd=repo)
-        if self.write("repo/deb/Packages", packages.encode()) or not os.path.exists(os.path.join(repo, "Release")):
+        if self.write(folder + "Packages", packages.encode()) or not os.path.exists(os.path.join(repo, "Release")):
             release = self._cmd("os_packages.deb", ["apt-ftparchive", "release", "."], cwd=repo)
-            self.write("repo/deb/Release", release.encode())
+            self.write(folder + "Release", release.encode())
 
     def _index_rpm(self) -> None:
         tool = self.which("createrepo_c") or self.which("createrepo")

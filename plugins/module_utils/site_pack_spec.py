@@ -13,6 +13,8 @@ A spec (YAML) looks like::
         - dir: /srv/debs                   # every *.deb in a local directory
         - url: https://host/x.deb          # or path: /local/x.deb
           sha256: <hex>
+        - dir: /srv/debs-trixie            # release: the Debian release (codename) these are for:
+          release: trixie                  # its hosts get repo/deb-<release>/, the others repo/deb/
       rpm:
         - url: ... / path: ...
           sha256: <hex>
@@ -79,6 +81,8 @@ TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 PYVER_RE = re.compile(r"^3\.[0-9]{1,2}$")
 PLATFORM_RE = re.compile(r"^[a-z0-9_]+$")
 MINOR_RE = re.compile(r"^[0-9]+\.[0-9]+$")
+# a Debian release's codename (os-release VERSION_CODENAME: bookworm, trixie)
+RELEASE_RE = re.compile(r"^[a-z]+$")
 CONTROLLER_KEYS = {"collections", "wheels", "requirements", "python", "platform", "collection"}
 TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller", "kubernetes",
             "components"}
@@ -128,6 +132,12 @@ def _served_twice(binaries: list) -> list[str]:
     return errors
 
 
+def deb_dir(item: dict) -> str:
+    """The pack's folder of an os_packages.deb item: repo/deb/ (every Debian host without a folder of
+    its own release), repo/deb-<release>/ for an item with a release."""
+    return f"repo/deb-{item['release']}/" if item.get("release") else "repo/deb/"
+
+
 def label(section: str, item: dict, index: int) -> str:
     """How an item is named in messages: section and its name, file or URL."""
     if isinstance(item, dict):
@@ -156,6 +166,9 @@ def validate(spec) -> list[str]:
     for fam in ("deb", "rpm"):
         for i, item in enumerate(osp.get(fam) or []):
             where = label(f"os_packages.{fam}", item, i)
+            if isinstance(item, dict) and "release" in item and (
+                    fam != "deb" or not isinstance(item["release"], str) or not RELEASE_RE.match(item["release"])):
+                errors.append(f"{where}: release takes a Debian release's codename (e.g. trixie), on deb items")
             if isinstance(item, dict) and "apt" in item:
                 if fam != "deb" or not isinstance(item["apt"], list) or not item["apt"]:
                     errors.append(f"{where}: apt takes a non-empty list of Debian package names")

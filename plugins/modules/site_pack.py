@@ -13,7 +13,8 @@ version_added: 0.1.0
 description:
   - Builds, on the machine it runs on (normally the connected build machine, C(localhost)), the
     pack a spec describes into O(output_dir)/<name>-<version>/ with C(manifest.json), an apt
-    repository under C(repo/deb/) (and C(repo/rpm/) when C(createrepo_c) is there), C(bin/),
+    repository under C(repo/deb/) (one more per Debian release the spec's C(os_packages.deb) items
+    name, C(repo/deb-<release>/); C(repo/rpm/) when C(createrepo_c) is there), C(bin/),
     a pre-seeded distribution registry storage under C(registry/), C(charts/), C(wheels/) and
     C(collections/), then one archive of it (zstd where the C(zstd) command exists).
   - Every URL or file is checked against its sha256; a failed download or a mismatch stops the

@@ -280,9 +280,28 @@ def venv_which(name):
     return shutil.which(name, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
-def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Path:
+# the Debian packages the fixture pack carries (os_packages.deb): this machine's release's by apt,
+# each of RELEASES' fetched by the test hosts' apt of that release (testhosts.sh debs)
+PACKAGES = ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend", "python3-yaml", "libyaml-0-2"]
+
+
+def release_debs(release: str, dest: Path) -> Path:
+    """What a test host of that Debian release needs to install PACKAGES and chrony (host_init's),
+    fetched into dest (the release's rootfs built first if it is not): everything a worker installs,
+    so that its hosts need no other repository (Debian 12 hosts take chrony from the harness's, which
+    stands for a site's own mirror there)."""
+    env = dict(os.environ, TH_RELEASE=release)
+    script = TOP / "tests" / "harness" / "testhosts.sh"
+    subprocess.run(["bash", str(script), "rootfs"], env=env, check=True, capture_output=True)
+    subprocess.run(["bash", str(script), "debs", str(dest), *PACKAGES, "chrony"], env=env, check=True,
+                   capture_output=True)
+    return dest
+
+
+def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0, releases=()) -> Path:
     """Make every input and the spec under work/; returns the spec path. Cached: a complete
-    work/ (spec.yml present) is reused."""
+    work/ (spec.yml present) is reused. releases: Debian releases (trixie) whose own packages the
+    pack carries too (os_packages.deb items with a release)."""
     spec_path = work / "spec.yml"
     if spec_path.exists():
         return spec_path
@@ -354,9 +373,11 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0) -> Pat
                     "--output-path", str(coll), str(TOP)], check=True, capture_output=True, cwd=TOP)
     ctar = sorted(coll.glob("*.tar.gz"))[0]
     shutil.rmtree(tmp / "x")
+    for release in releases:
+        release_debs(release, tmp / f"debs-{release}")
     spec = {"name": "fixture", "version": "1.0.0",
-            "os_packages": {"deb": [{"apt": ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend",
-                                             "python3-yaml", "libyaml-0-2"]}]},
+            "os_packages": {"deb": [{"apt": PACKAGES}] + [{"dir": str(work / f"debs-{r}"), "release": r}
+                                                          for r in releases]},
             "binaries": binaries, "images": images, "kubernetes": kubernetes_section(work / "images"),
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
             "components": components,
@@ -425,28 +446,30 @@ def public_key_pem() -> str:
                                          serialization.PublicFormat.SubjectPublicKeyInfo).decode()
 
 
-def ensure_pack(cache: Path, repo: Path | None) -> Path:
+def ensure_pack(cache: Path, repo: Path | None, releases=("trixie",)) -> Path:
     """The fixture site pack, built under cache (packs/fixture-1.0.0, its inputs in pack-inputs)
     and reused while this recipe and the pack format's code are unchanged (cache/recipe holds
-    their hash; another hash builds inputs and pack anew)."""
+    their hash; another hash builds inputs and pack anew). releases: as build_inputs's (the
+    scenarios' pack carries Debian 13's packages too; the sandbox's none)."""
     signing_key()
     with _building():
-        return _ensure_pack(cache, repo)
+        return _ensure_pack(cache, repo, tuple(releases))
 
 
-def recipe_key() -> str:
+def recipe_key(releases=()) -> str:
     """The hash of what the fixture pack and its inputs are made from: this file, the image table
     (the stand-in images' names and tags), the pack format's code, the sample components and charts,
     and the signing key. Anything cached from another recipe is stale."""
     recipe = [Path(__file__), TOP / "plugins" / "module_utils" / "kube_images.py",
               *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py")),
               *sorted(SAMPLE_COMPONENTS.rglob("*.j2")), *sorted(p for p in SAMPLE_CHARTS.rglob("*") if p.is_file())]
-    return hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])).hexdigest()[:12]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])
+                          + " ".join(releases).encode()).hexdigest()[:12]
 
 
-def _ensure_pack(cache: Path, repo: Path | None) -> Path:
+def _ensure_pack(cache: Path, repo: Path | None, releases: tuple) -> Path:
     from harness.playbook import run_playbook
-    key = recipe_key()
+    key = recipe_key(releases)
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"
     if (pack / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == key:
@@ -454,7 +477,7 @@ def _ensure_pack(cache: Path, repo: Path | None) -> Path:
     for old in (out, cache / "pack-inputs"):
         shutil.rmtree(old, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
-    spec = build_inputs(cache / "pack-inputs", repo)
+    spec = build_inputs(cache / "pack-inputs", repo, releases=releases)
     local = cache / "local.yml"
     local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))

@@ -15,7 +15,7 @@ from harness.testhosts import TestHosts  # noqa: E402  pylint: disable=wrong-imp
 
 
 def main(cache: str, repo: str) -> None:
-    pack = fixture_pack.ensure_pack(Path(cache).resolve(), Path(repo))
+    pack = fixture_pack.ensure_pack(Path(cache).resolve(), Path(repo), releases=())   # Debian 12 hosts only
     print(f"sandbox: site pack ready in {pack}")
     kubeadm_double.install(TestHosts(th_id=0, count=3))
     print("sandbox: kubeadm/kubelet test doubles on the hosts")

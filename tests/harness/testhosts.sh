@@ -6,6 +6,7 @@
 #   testhosts.sh deps              apt packages the harness itself needs (on the machine; + shellcheck for ansible-test sanity)
 #   testhosts.sh rootfs            build (cold) or reuse (warm) the cached Debian 12 rootfs
 #   testhosts.sh repo              local apt repository for the hosts (tests/harness/packages.txt)
+#   testhosts.sh debs DEST PKG...  the .debs a host needs to install PKG..., fetched into DEST
 #   testhosts.sh net-up | net-down private bridge + the forward guard of this instance
 #   testhosts.sh up N...           start hosts hN (overlay over the rootfs)
 #   testhosts.sh ssh-wait N...     wait until sshd answers on every hN
@@ -154,27 +155,37 @@ rootfs() {
   build_rootfs
 }
 
-repo() { # debs resolved against the rootfs, fetched by the machine's apt, indexed for apt
+fetch_debs() { # DEST PKG...: the packages and what they need beyond the rootfs, fetched by the
+  # release's own apt inside its rootfs (an overlay, dropped after) from the machine's mirror
+  local dest=$1 T M rc=0; shift
+  T=$CACHE/apt$SUFFIX-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged} "$dest"; M=$T/merged
+  mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
+  rm -f "$M/etc/apt/sources.list.d/local.list" "$M/etc/apt/sources.list"
+  # the machine's mirror (and snapshot notes), for the rootfs's release
+  sed "s/\bbookworm\b/$TH_RELEASE/g" /etc/apt/sources.list.d/debian.sources > "$M/etc/apt/sources.list.d/debian.sources"
+  mount --bind /etc/resolv.conf "$M/etc/resolv.conf"
+  chroot "$M" apt-get update -qq && chroot "$M" apt-get install -y -qq --no-install-recommends --download-only "$@" >/dev/null || rc=$?
+  umount "$M/etc/resolv.conf"
+  cp "$M"/var/cache/apt/archives/*.deb "$dest/" 2>/dev/null || true
+  umount "$M"; rm -rf "$T"
+  [ $rc = 0 ] || log "apt download failed ($rc)"
+  return $rc
+}
+
+repo() { # debs resolved against the rootfs, fetched by its release's apt, indexed for apt
   locked
-  local T M rc=0
   mapfile -t pkgs < <(sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
   [ -f "$REPO/Release" ] && return 0
   log "building the hosts' apt repository (${#pkgs[@]} packages) in $REPO"
-  rm -rf "$REPO.new"; mkdir -p "$REPO.new"
-  T=$CACHE/repo$SUFFIX-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged}; M=$T/merged
-  mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
-  rm -f "$M/etc/apt/sources.list.d/local.list"
-  # the machine's mirror (and snapshot notes), for the rootfs's release
-  sed "s/\bbookworm\b/$TH_RELEASE/g" /etc/apt/sources.list.d/debian.sources > "$M/etc/apt/sources.list.d/debian.sources"
-  rm -f "$M/etc/apt/sources.list"
-  mount --bind /etc/resolv.conf "$M/etc/resolv.conf"
-  chroot "$M" apt-get update -qq && chroot "$M" apt-get install -y -qq --no-install-recommends --download-only "${pkgs[@]}" >/dev/null || rc=$?
-  umount "$M/etc/resolv.conf"
-  cp "$M"/var/cache/apt/archives/*.deb "$REPO.new/" 2>/dev/null || true
-  umount "$M"; rm -rf "$T"
-  [ $rc = 0 ] || { log "apt download failed ($rc)"; return $rc; }
+  rm -rf "$REPO.new"
+  fetch_debs "$REPO.new" "${pkgs[@]}" || return
   (cd "$REPO.new" && apt-ftparchive packages . > Packages 2>/dev/null && apt-ftparchive release . > Release)
   mv "$REPO.new" "$REPO"
+}
+
+debs() { # DEST PKG...: what a host of this release needs to install PKG... (tests/harness/fixture_pack.py)
+  locked
+  fetch_debs "$@"
 }
 
 net_up() {
@@ -341,6 +352,7 @@ case $cmd in
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container nftables apt-utils zstd openssh-client shellcheck >/dev/null ;;
   rootfs) rootfs ;;
   repo) repo ;;
+  debs) debs "$@" ;;
   net-up) net_up ;;
   net-down) net_down ;;
   up) up "$@" ;;
@@ -350,5 +362,5 @@ case $cmd in
   destroy) destroy ;;
   info) info ;;
   mirror) mirror ;;
-  *) sed -n 2,20p "$0"; exit 2 ;;
+  *) sed -n '2,/^set /{/^set /d;p}' "$0"; exit 2 ;;
 esac

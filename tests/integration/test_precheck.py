@@ -59,8 +59,8 @@ def test_precheck_passes_on_good_hosts_and_changes_nothing(testhosts, inventory)
 
 def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
     # h2: a real listener takes 6443; h3: an impossible amount of free disk is asked for; h4: a real
-    # Debian 13 host (trixie's own rootfs: a release the collection does not install on yet, its
-    # Python 3.13 running precheck's module)
+    # Debian 13 host (trixie's own rootfs, its Python 3.13 running precheck's module) on a site that
+    # supports Debian 12 alone (precheck_supported_os: the default takes 12 and 13)
     testhosts.ssh("h2", "systemd-run --unit=take6443 python3 -m http.server 6443 >/dev/null && "
                         "for i in $(seq 100); do python3 -c 'import socket; socket.create_connection("
                         "(\"127.0.0.1\", 6443), 0.2)' 2>/dev/null && exit 0; sleep 0.1; done; exit 1")
@@ -70,7 +70,8 @@ def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
             bad = testhosts.write_inventory(
                 tmp_path / "bad.yml", groups={"masters": ["h1"], "workers": ["h2", "h3", "h4"]},
                 group_vars={"precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}], "precheck_ports": [6443],
-                            "precheck_disk_etcd": []},
+                            "precheck_disk_etcd": [],
+                            "precheck_supported_os": [{"id": "debian", "versions": ["12"]}]},
                 host_vars={"h3": {"precheck_disk": [{"path": "/var/lib", "min_free_gb": 999999}]}})
             run = run_playbook(PLAY, bad, "--tags", "precheck")
             assert run.rc != 0, run.explain()

@@ -247,3 +247,52 @@ def test_a_chart_component_is_read_from_its_chart_yaml(tmp_path):
         b.chart_metadata("components web", chart({"web/Chart.yaml": "apiVersion: v1\nname: web\nversion: 1\n"}))
     with pytest.raises(b.BuildError, match="not a packaged Helm chart"):
         b.chart_metadata("components web", chart({"web/values.yaml": "{}"}))
+
+
+def deb(folder, name, version="1.0"):
+    """A real (empty) Debian package built with dpkg-deb into folder."""
+    root = folder / f"{name}-root"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(f"Package: {name}\nVersion: {version}\nArchitecture: all\n"
+                                             f"Maintainer: t <t@example.org>\nDescription: {name}\n")
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(folder / f"{name}_{version}_all.deb")],
+                   check=True, capture_output=True)
+    shutil.rmtree(root)
+
+
+@pytest.mark.skipif(not shutil.which("apt-ftparchive") or not shutil.which("dpkg-deb"),
+                    reason="needs dpkg-deb and apt-ftparchive (Debian's dpkg and apt-utils)")
+def test_each_release_has_its_own_repository_and_the_others_share_one(spec, tmp_path):
+    plain, trixie = tmp_path / "debs", tmp_path / "debs-13"
+    plain.mkdir()
+    trixie.mkdir()
+    deb(plain, "socat", "1.7")
+    deb(trixie, "socat", "1.8")
+    deb(trixie, "conntrack", "1.4.8")
+    spec["os_packages"] = {"deb": [{"dir": str(plain)}, {"dir": str(trixie), "release": "trixie"}]}
+    assert build(spec, tmp_path)["changed"]
+    pack = tmp_path / "out" / "s-1"
+    m = json.loads((pack / "manifest.json").read_text())
+    assert sorted((d["file"], d["version"]) for d in m["contents"]["os_packages"]["deb"]) == [
+        ("repo/deb-trixie/conntrack_1.4.8_all.deb", "1.4.8"), ("repo/deb-trixie/socat_1.8_all.deb", "1.8"),
+        ("repo/deb/socat_1.7_all.deb", "1.7")]
+    # each folder's index lists its own packages alone (apt-ftparchive reads below the folder it runs in)
+    index = {d: (pack / d / "Packages").read_text() for d in ("repo/deb", "repo/deb-trixie")}
+    assert "Filename: ./socat_1.7_all.deb" in index["repo/deb"] and "1.8" not in index["repo/deb"]
+    assert "conntrack" in index["repo/deb-trixie"] and "socat_1.7" not in index["repo/deb-trixie"]
+    assert {"repo/deb/Release", "repo/deb-trixie/Release"} <= {f["path"] for f in m["files"]}
+    assert not build(spec, tmp_path)["changed"]
+
+
+def test_apt_fetches_only_this_machines_release(spec, tmp_path, monkeypatch):
+    monkeypatch.setattr(b.Builder, "release", staticmethod(lambda: "bookworm"))
+    spec["os_packages"] = {"deb": [{"apt": ["socat"], "release": "trixie"}]}
+    with pytest.raises(b.BuildError, match="os_packages.deb.* apt fetches this machine's release .bookworm., not "
+                                           "trixie: give trixie's packages with dir, path or url"):
+        build(spec, tmp_path)
+
+
+def test_the_build_machines_release_is_read_from_os_release(tmp_path):
+    (tmp_path / "os-release").write_text('NAME="Debian GNU/Linux"\nVERSION_CODENAME=trixie\n')
+    assert b.Builder.release(str(tmp_path / "os-release")) == "trixie"
+    assert b.Builder.release(str(tmp_path / "none")) == ""

@@ -4,7 +4,8 @@ from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_s
 
 SHA = "a" * 64
 GOOD = {"name": "site", "version": "1.0",
-        "os_packages": {"deb": [{"apt": ["socat"]}, {"dir": "/debs"}, {"url": "http://x/a.deb", "sha256": SHA}]},
+        "os_packages": {"deb": [{"apt": ["socat"]}, {"dir": "/debs"}, {"url": "http://x/a.deb", "sha256": SHA},
+                                {"dir": "/debs-13", "release": "trixie"}]},
         "binaries": [{"name": "runc", "path": "/b/runc", "sha256": SHA, "install": "/usr/local/sbin/runc"}],
         "images": [{"name": "library/busybox", "tag": "1.35", "path": "/img"}],
         "charts": [{"path": "/c.tgz", "sha256": SHA}],
@@ -39,6 +40,9 @@ def test_good_spec():
     ({"images": [{"name": "Library/X", "tag": "1", "path": "/i"}]}, "repository name"),
     ({"images": [{"name": "a", "path": "/i"}]}, "images a: tag is required"),
     ({"os_packages": {"rpm": [{"apt": ["x"]}]}}, "apt takes"),
+    ({"os_packages": {"deb": [{"dir": "/d", "release": "Debian 13"}]}},
+     "os_packages.deb d: release takes a Debian release's codename (e.g. trixie), on deb items"),
+    ({"os_packages": {"rpm": [{"path": "/r.rpm", "sha256": SHA, "release": "trixie"}]}}, "os_packages.rpm r.rpm: release takes"),
     ({"controller": {"other": 1}}, "controller takes"),
     ({"components": [{"name": "Redis", "dir": "/c"}]}, "components Redis: name is required (a lowercase RFC 1123"),
     ({"components": [{"name": "redis"}]}, "components redis: needs one of dir (the directory of its manifest templates) and chart"),
@@ -124,3 +128,8 @@ def test_components_may_share_an_image_but_not_give_it_two_sources():
     clash = {"components": [{"name": "web", "chart": "/w-1.tgz", "images": [img]},
                             {"name": "web-next", "chart": "/w-2.tgz", "images": [dict(img, path="/other")]}]}
     assert any("library/web:1: listed twice" in e for e in s.validate({**GOOD, **clash}))
+
+
+def test_a_deb_items_folder_is_its_release_s():
+    assert s.deb_dir({"dir": "/d"}) == "repo/deb/"
+    assert s.deb_dir({"dir": "/d", "release": "trixie"}) == "repo/deb-trixie/"
