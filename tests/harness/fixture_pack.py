@@ -285,15 +285,20 @@ def venv_which(name):
 PACKAGES = ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend", "python3-yaml", "libyaml-0-2"]
 
 
+# and what the roles install beyond them (host_init's chrony; on the masters of a keepalived site
+# ha_keepalived's keepalived and curl): Debian 12 hosts take these from the harness's repository
+# (standing for a site's own mirror there), another release's hosts from the pack alone
+HOST_PACKAGES = ["chrony", "keepalived", "curl"]
+
+
 def release_debs(release: str, dest: Path) -> Path:
-    """What a test host of that Debian release needs to install PACKAGES and chrony (host_init's),
-    fetched into dest (the release's rootfs built first if it is not): everything a worker installs,
-    so that its hosts need no other repository (Debian 12 hosts take chrony from the harness's, which
-    stands for a site's own mirror there)."""
+    """What a test host of that Debian release needs to install PACKAGES and HOST_PACKAGES, fetched
+    into dest (the release's rootfs built first if it is not), so that its hosts need no other
+    repository."""
     env = dict(os.environ, TH_RELEASE=release)
     script = TOP / "tests" / "harness" / "testhosts.sh"
     subprocess.run(["bash", str(script), "rootfs"], env=env, check=True, capture_output=True)
-    subprocess.run(["bash", str(script), "debs", str(dest), *PACKAGES, "chrony"], env=env, check=True,
+    subprocess.run(["bash", str(script), "debs", str(dest), *PACKAGES, *HOST_PACKAGES], env=env, check=True,
                    capture_output=True)
     return dest
 

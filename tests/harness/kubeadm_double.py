@@ -13,7 +13,10 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
+import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import yaml
@@ -50,6 +53,14 @@ SCHEMA_VERSIONS = ACTS_AS
 # 3.11 and architecture as the hosts' Debian 12, so rpds' compiled module loads there too)
 VENDOR = ("kubernetes_validate", "jsonschema", "jsonschema_specifications", "referencing", "rpds", "attr", "attrs",
           "typing_extensions", "importlib_resources", "packaging")
+# rpds' compiled module for Debian 13's Python 3.13 too (its hosts run the API server double as well):
+# the PyPI wheel of the controller's rpds-py (requirements-dev.txt pins it), fetched once into WHEELS
+# and checked against its sha256; its extension module goes beside the 3.11 one in vendor/rpds/
+# (Python loads the one whose ABI tag is its own)
+RPDS_VERSION = "2026.9.1"
+RPDS_WHEELS = {"3.13": ("rpds_py-2026.9.1-cp313-cp313-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+                        "7868b85224291c6cb6759f9b5adb9745f486d226f62b16a614dd5a2a5ab2b35b")}
+WHEELS = DOUBLE.parent.parent / ".cache" / "doubles-wheels"
 
 
 def load(version: str, monkeypatch):
@@ -154,6 +165,29 @@ def ssh_argv(th, name: str) -> list[str]:
     return th.ssh_argv(name)
 
 
+def rpds_extensions() -> list[tuple[str, bytes]]:
+    """(file name, content) of rpds' extension module for each Python of RPDS_WHEELS."""
+    have = metadata.version("rpds-py")
+    if have != RPDS_VERSION:
+        raise RuntimeError(f"the controller has rpds-py {have}, RPDS_VERSION says {RPDS_VERSION} "
+                           "(requirements-dev.txt and RPDS_WHEELS must name the same release)")
+    found = []
+    for python, (name, digest) in RPDS_WHEELS.items():
+        wheel = WHEELS / name
+        if not wheel.is_file() or hashlib.sha256(wheel.read_bytes()).hexdigest() != digest:
+            WHEELS.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                            "--implementation", "cp", "--python-version", python,
+                            "--platform", "manylinux_2_17_x86_64", f"rpds-py=={RPDS_VERSION}", "-d", str(WHEELS)],
+                           check=True, capture_output=True)
+            if hashlib.sha256(wheel.read_bytes()).hexdigest() != digest:
+                raise RuntimeError(f"{wheel}: not the sha256 RPDS_WHEELS pins")
+        with zipfile.ZipFile(wheel) as z:
+            (member,) = [n for n in z.namelist() if n.startswith("rpds/") and n.endswith(".so")]
+            found.append((member.split("/", 1)[1], z.read(member)))
+    return found
+
+
 def _skip(path: Path) -> bool:
     if "__pycache__" in path.parts:
         return True
@@ -189,6 +223,10 @@ def apiserver_tar() -> bytes:
                 add(src, f"vendor/{src.name}")
             else:
                 add(Path(spec.origin), f"vendor/{Path(spec.origin).name}")
+        for name, data in rpds_extensions():
+            info = tarfile.TarInfo(f"vendor/rpds/{name}")
+            info.size, info.mode = len(data), 0o755
+            tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
 

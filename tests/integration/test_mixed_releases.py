@@ -1,34 +1,37 @@
 """A site of two Debian releases from one pack (issue 27): a Debian 12 master (h1, with etcd and the
-registry) and a Debian 13 worker (h4: trixie's own rootfs, its Python 3.13, systemd 257 and apt),
-installed from the fixture pack, which carries Debian 13's packages in a folder of their own
+registry), a Debian 13 master (h4) holding the API VIP with it (keepalived), and a Debian 13 worker
+(h5), the Debian 13 hosts on trixie's own rootfs (its Python 3.13, systemd 257 and apt), installed
+from the fixture pack, which carries Debian 13's packages in a folder of their own
 (os_packages.deb items with `release: trixie`: repo/deb-trixie/). Each host is given, and its apt
-reads, only its release's folder of the pack (the harness's own package repository is taken off the
-worker first, as a site's hosts have none): the worker installs trixie's socat and conntrack, the
-master bookworm's, every phase runs on both, and a re-run changes nothing."""
+reads, only its release's folder of the pack (the harness's own package repository is taken off
+the Debian 13 hosts first, as a site's hosts have none): they install trixie's socat, conntrack and
+keepalived, the Debian 12 master bookworm's, every phase runs on all three, and a re-run changes
+nothing."""
+import contextlib
 import json
 from pathlib import Path
 
 import pytest
 
-from harness import fixture_pack, kubeadm_double
+from harness import fixture_pack, kubeadm_double, sites
 from harness.playbook import run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 PACK_DIR = "/opt/tke/pack"   # site_repo_dir's default
+TRIXIE = ("h4", "h5")
 
 
 @pytest.fixture(scope="module")
 def site(testhosts, tmp_path_factory):
     pack = fixture_pack.ensure_pack(TOP / ".cache" / "fixture-pack" / "e2e", Path(testhosts.info["TH_REPO"]))
-    with testhosts.extra("h4", "trixie"):
-        kubeadm_double.install(testhosts, names=["h1", "h4"])
-        testhosts.ssh("h4", "rm /etc/apt/sources.list.d/local.list && apt-get update -qq")
-        inv = testhosts.write_inventory(
-            tmp_path_factory.mktemp("mixed") / "hosts.yml",
-            groups={"masters": ["h1"], "workers": ["h4"], "etcd": ["h1"], "registry": ["h1"]},
-            group_vars={"tke_site_pack": str(pack), "site_repo_packages": ["conntrack", "socat"],
-                        "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],
-                        "precheck_disk_etcd": [{"path": "/var/lib/etcd", "min_free_gb": 1}]})
+    with contextlib.ExitStack() as hosts:
+        for name in TRIXIE:
+            hosts.enter_context(testhosts.extra(name, "trixie"))
+        kubeadm_double.install(testhosts, names=["h1", *TRIXIE])
+        for name in TRIXIE:
+            testhosts.ssh(name, "rm /etc/apt/sources.list.d/local.list && apt-get update -qq")
+        inv = sites.keepalived_site(testhosts, tmp_path_factory.mktemp("mixed") / "hosts.yml", pack,
+                                    masters=["h1", "h4"], workers=["h5"])
         yield pack, inv, run_playbook(INSTALL, inv)
 
 
@@ -42,9 +45,10 @@ def packaged(manifest, folder, name):
 def test_each_release_installs_from_its_own_folder_of_the_pack(testhosts, site):
     pack, dummy, run = site
     assert run.rc == 0, run.explain()
-    assert testhosts.ssh("h4", ". /etc/os-release; echo $VERSION_ID").stdout.strip() == "13"
+    assert [testhosts.ssh(h, ". /etc/os-release; echo $VERSION_ID").stdout.strip() for h in ("h1", *TRIXIE)] == \
+        ["12", "13", "13"]
     manifest = json.loads((pack / "manifest.json").read_text())
-    for host, folder in (("h1", "repo/deb/"), ("h4", "repo/deb-trixie/")):
+    for host, folder in (("h1", "repo/deb/"), ("h4", "repo/deb-trixie/"), ("h5", "repo/deb-trixie/")):
         # the host's apt source is its release's folder, and it was given no other
         assert testhosts.ssh(host, "cat /etc/apt/sources.list.d/tke-site-pack.list").stdout == \
             f"deb [trusted=yes] file:{PACK_DIR}/{folder.rstrip('/')} ./\n"
@@ -52,10 +56,15 @@ def test_each_release_installs_from_its_own_folder_of_the_pack(testhosts, site):
         for name in ("socat", "conntrack"):
             installed = testhosts.ssh(host, f"dpkg-query -W -f '${{Version}}' {name}").stdout
             assert installed == packaged(manifest, folder, name), (host, name)
+    # the Debian 13 master's keepalived is trixie's, from the pack
+    assert testhosts.ssh("h4", "dpkg-query -W -f '${Version}' keepalived").stdout == \
+        packaged(manifest, "repo/deb-trixie/", "keepalived")
     # the two releases' packages differ (else this proves nothing)
     assert packaged(manifest, "repo/deb/", "socat") != packaged(manifest, "repo/deb-trixie/", "socat")
-    # every phase ran on the worker, and both nodes are Ready (the network phase waited for it)
-    assert run.stats["h4"]["failed"] == 0 and run.stats["h4"]["changed"] > 0, run.explain()
+    # every phase ran on every host, the VIP is on a master, every node Ready (the network phase waited)
+    assert all(run.stats[h]["failed"] == 0 and run.stats[h]["changed"] > 0 for h in ("h1", *TRIXIE)), run.explain()
+    holders = [h for h in ("h1", "h4") if sites.vip(testhosts) in testhosts.ssh(h, "ip -o addr").stdout]
+    assert len(holders) == 1, holders
     assert "Every node Ready" in run.output, run.explain()
 
 
