@@ -234,6 +234,10 @@ up() {
   for n in "$@"; do
     h=h$n; d=$RUN/hosts/$h; ip=$(host_ip "$n")
     if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then log "$h already up"; continue; fi
+    # a host keeps the release it was first started with (its upper layer is that rootfs's)
+    if [ -f "$d/release" ] && [ "$(cat "$d/release")" != "$TH_RELEASE" ]; then
+      log "$h was started as $(cat "$d/release"), not $TH_RELEASE: destroy the instance first"; return 1
+    fi
     mkdir -p "$d"/{upper,work,merged,containerd}
     echo "$TH_RELEASE" > "$d/release"
     mountpoint -q "$d/merged" || mount -t overlay overlay \
