@@ -281,7 +281,8 @@ def venv_which(name):
 
 
 # the Debian packages the fixture pack carries (os_packages.deb): this machine's release's by apt,
-# each of RELEASES' fetched by the test hosts' apt of that release (testhosts.sh debs)
+# each other release's (build_inputs's releases) fetched by the test hosts' apt of that release
+# (release_debs: testhosts.sh debs)
 PACKAGES = ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend", "python3-yaml", "libyaml-0-2"]
 
 

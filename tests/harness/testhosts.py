@@ -9,6 +9,7 @@ import contextlib
 import functools
 import os
 import shlex
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +54,16 @@ class TestHosts:
     repos: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        for release in {"bookworm", *self.releases.values()}:
-            out = _script(self.th_id, "info", release=release).stdout
-            info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-            self.repos[release] = info["TH_REPO"]
-            if release == "bookworm":
-                self.info = info
+        self.info = self._info("bookworm")
+        for release in self.releases.values():
+            self._info(release)
+
+    def _info(self, release: str) -> dict:
+        """testhosts.sh's facts of this instance for the hosts of that release (its TH_REPO kept)."""
+        out = _script(self.th_id, "info", release=release).stdout
+        info = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        self.repos[release] = info["TH_REPO"]
+        return info
 
     # --- facts -------------------------------------------------------------------------
     @property
@@ -129,10 +134,13 @@ class TestHosts:
         """Host `name` (past h1..hN, e.g. "h4") of that Debian release, up for the block, gone after
         (stopped and its state dropped): a host of another kind beside the usual ones."""
         if release not in self.repos:
-            out = _script(self.th_id, "info", release=release).stdout
-            self.repos[release] = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)["TH_REPO"]
+            self._info(release)
         for step in ("rootfs", "repo"):
             _script(self.th_id, step, release=release)
+        # a new machine: whatever an earlier scenario left of a host of that name (another release's
+        # root filesystem, testhosts.sh refuses to start it as this one) goes first
+        self.down(name)
+        shutil.rmtree(Path(self.info["TH_RUN"]) / "hosts" / name, ignore_errors=True)
         self.releases[name] = release
         num = name.lstrip("h")
         try:
@@ -141,7 +149,7 @@ class TestHosts:
             yield name
         finally:
             self.down(name)
-            subprocess.run(["rm", "-rf", str(Path(self.info["TH_RUN"]) / "hosts" / name)], check=False)
+            shutil.rmtree(Path(self.info["TH_RUN"]) / "hosts" / name, ignore_errors=True)
             del self.releases[name]
 
     # --- use ---------------------------------------------------------------------------
