@@ -23,6 +23,7 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import (
     atomic_path, atomic_writer, copy_file, write_file, write_if_differs)
+from ansible_collections.offline_pot.tke.plugins.module_utils import host_probe
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import registry_storage as rs
@@ -178,14 +179,7 @@ class Builder:
     @staticmethod
     def release(os_release: str = "/etc/os-release") -> str:
         """This build machine's Debian release (VERSION_CODENAME), or ''."""
-        try:
-            with open(os_release, encoding="utf-8") as f:
-                for line in f:
-                    if line.startswith("VERSION_CODENAME="):
-                        return line.split("=", 1)[1].strip().strip('"')
-        except OSError:
-            pass
-        return ""
+        return host_probe.os_release(os_release).get("VERSION_CODENAME", "")
 
     def _index_deb(self, folder: str) -> None:
         """folder's Packages and Release (apt-ftparchive, run in it: the other releases' folders are

@@ -102,8 +102,14 @@ class TestHosts:
         (built once, then reused)."""
         _script(self.th_id, "deps")
         for release in self.repos:
-            for step in ("rootfs", "repo"):
-                _script(self.th_id, step, release=release)
+            self._build(release)
+
+    def _build(self, release: str) -> None:
+        """That release's rootfs and apt repository (built once, then reused)."""
+        if release not in self.repos:
+            self._info(release)
+        for step in ("rootfs", "repo"):
+            _script(self.th_id, step, release=release)
 
     def up(self) -> None:
         _script(self.th_id, "net-up")
@@ -133,14 +139,10 @@ class TestHosts:
     def extra(self, name: str, release: str):
         """Host `name` (past h1..hN, e.g. "h4") of that Debian release, up for the block, gone after
         (stopped and its state dropped): a host of another kind beside the usual ones."""
-        if release not in self.repos:
-            self._info(release)
-        for step in ("rootfs", "repo"):
-            _script(self.th_id, step, release=release)
+        self._build(release)
         # a new machine: whatever an earlier scenario left of a host of that name (another release's
         # root filesystem, testhosts.sh refuses to start it as this one) goes first
-        self.down(name)
-        shutil.rmtree(Path(self.info["TH_RUN"]) / "hosts" / name, ignore_errors=True)
+        self._drop(name)
         self.releases[name] = release
         num = name.lstrip("h")
         try:
@@ -148,9 +150,13 @@ class TestHosts:
             _script(self.th_id, "ssh-wait", num)
             yield name
         finally:
-            self.down(name)
-            shutil.rmtree(Path(self.info["TH_RUN"]) / "hosts" / name, ignore_errors=True)
+            self._drop(name)
             del self.releases[name]
+
+    def _drop(self, name: str) -> None:
+        """Host `name` stopped and its state (root filesystem layer, release) gone."""
+        self.down(name)
+        shutil.rmtree(Path(self.info["TH_RUN"]) / "hosts" / name, ignore_errors=True)
 
     # --- use ---------------------------------------------------------------------------
     # The harness's own commands share one SSH connection per host and user (OpenSSH multiplexing:

@@ -4,7 +4,7 @@
 # real SSH. Facts and hazards: docs/testing.md.
 #
 #   testhosts.sh deps              apt packages the harness itself needs (on the machine; + shellcheck for ansible-test sanity)
-#   testhosts.sh rootfs            build (cold) or reuse (warm) the cached Debian 12 rootfs
+#   testhosts.sh rootfs            build (cold) or reuse (warm) the cached rootfs (of TH_RELEASE)
 #   testhosts.sh repo              local apt repository for the hosts (tests/harness/packages.txt)
 #   testhosts.sh debs DEST PKG...  the .debs a host needs to install PKG..., fetched into DEST
 #   testhosts.sh net-up | net-down private bridge + the forward guard of this instance
