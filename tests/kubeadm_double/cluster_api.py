@@ -49,10 +49,41 @@ def admin_server(kubeconfig):
     return cl["server"], base64.b64decode(cl["certificate-authority-data"])
 
 
-def require_cluster(flags_):
+# kubeadm's writes to the API (apiclient CreateOrUpdate, CreateOrMutate, CreateOrRetain, PatchNode, and
+# the bootstrap tokens' UpdateOrCreateTokens) are polled: a failed call is made again every
+# KubernetesAPICallRetryInterval (constants.go: 500 ms) until the KubernetesAPICall timeout
+# (InitConfiguration timeouts.kubernetesAPICall, v1beta4; default 1m0s), then the last error is the
+# command's. cmd/kubeadm/app/util/apiclient/idempotency.go, phases/bootstraptoken/node/token.go.
+API_CALL_RETRY_INTERVAL = 0.5
+API_CALL_TIMEOUT = "1m0s"
+
+
+def api_call_timeout(docs=None):
+    """The KubernetesAPICall timeout in seconds: the InitConfiguration's timeouts.kubernetesAPICall, or
+    kubeadm's default."""
+    init = (docs or {}).get("InitConfiguration") or {}
+    return common.go_duration((init.get("timeouts") or {}).get("kubernetesAPICall") or API_CALL_TIMEOUT)
+
+
+def retried(call, timeout, interval=API_CALL_RETRY_INTERVAL):
+    """call() again every interval while it fails, until timeout seconds have passed
+    (wait.PollUntilContextTimeout, immediate first try); the last failure is raised."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call()
+        except Fail:
+            if time.monotonic() + interval >= deadline:
+                raise
+            time.sleep(interval)
+
+
+def require_cluster(flags_, docs=None):
+    """The API call of a phase that writes to the cluster (the double keeps what it writes in its state
+    file: the API server's readiness stands for the write), polled as kubeadm polls its writes."""
     kubeconfig = (flags_.get("kubeconfig") or [f"{common.K8S}/admin.conf"])[-1]
     server, ca = admin_server(kubeconfig)
-    api_get(server, "/readyz", ca, what="the API server's readiness")
+    retried(lambda: api_get(server, "/readyz", ca, what="the API server's readiness"), api_call_timeout(docs))
 
 
 # kubeadm's discovery asks for cluster-info again every DiscoveryRetryInterval until the discovery
@@ -67,14 +98,8 @@ DISCOVERY_TIMEOUT = "5m0s"
 def cluster_info(server, join):
     timeout = common.go_duration((join.get("timeouts") or {}).get("discovery")
                                  or (join.get("discovery") or {}).get("timeout") or DISCOVERY_TIMEOUT)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return api_get(server, "/api/v1/namespaces/kube-public/configmaps/cluster-info", what="cluster-info")
-        except Fail:
-            if time.monotonic() + DISCOVERY_RETRY_INTERVAL >= deadline:
-                raise
-            time.sleep(DISCOVERY_RETRY_INTERVAL)
+    return retried(lambda: api_get(server, "/api/v1/namespaces/kube-public/configmaps/cluster-info", what="cluster-info"),
+                   timeout, DISCOVERY_RETRY_INTERVAL)
 
 
 def discover(join):

@@ -43,7 +43,7 @@ def run_init(phase, fl, docs):
     elif group == "etcd":
         static_pods.phase_etcd(cluster, node)
     elif group == "upload-config":
-        cluster_api.require_cluster(fl)
+        cluster_api.require_cluster(fl, docs)
         st = common.load_state()
         plain = dict(cluster.items())
         if sub in ("all", "kubeadm"):
@@ -59,7 +59,7 @@ def run_init(phase, fl, docs):
         if "upload-certs" not in fl:
             out("[upload-certs] Skipping phase. Please see --upload-certs")
             return
-        cluster_api.require_cluster(fl)
+        cluster_api.require_cluster(fl, docs)
         key = (docs.get("InitConfiguration") or {}).get("certificateKey") or secrets.token_hex(32)
         st = common.load_state()
         st["certs_upload"] = {"key_sha256": hashlib.sha256(key.encode()).hexdigest(),
@@ -69,12 +69,12 @@ def run_init(phase, fl, docs):
         if "skip-certificate-key-print" not in fl:
             out(f"[upload-certs] Using certificate key:\n{key}")
     elif group == "mark-control-plane":
-        cluster_api.require_cluster(fl)
+        cluster_api.require_cluster(fl, docs)
         mark_control_plane(docs, node)
         out(f"[mark-control-plane] Marking the node {node['name']} as control-plane by adding the labels: "
             "[node-role.kubernetes.io/control-plane node.kubernetes.io/exclude-from-external-load-balancers]")
     elif group == "bootstrap-token":
-        cluster_api.require_cluster(fl)
+        cluster_api.require_cluster(fl, docs)
         st = common.load_state()
         for t in (docs.get("InitConfiguration") or {}).get("bootstrapTokens") or [{}]:
             tok = t.get("token") or f"{secrets.token_hex(3)}.{secrets.token_hex(8)}"
@@ -95,7 +95,7 @@ def run_init(phase, fl, docs):
                 "access the kubelet API")
         out('[bootstrap-token] Creating the "cluster-info" ConfigMap in the "kube-public" namespace')
     elif group == "addon":
-        cluster_api.require_cluster(fl)
+        cluster_api.require_cluster(fl, docs)
         st = common.load_state()
         if sub in ("all", "coredns"):
             st.setdefault("addons", {})["coredns"] = f"{repo}/coredns:v1.11.1"

@@ -32,7 +32,11 @@ def add_token(st, tok, description, ttl, usages=None, groups=None):
 def run_token(sub, fl):
     kubeconfig = (fl.get("kubeconfig") or [f"{common.K8S}/admin.conf"])[-1]
     server, ca = cluster_api.admin_server(kubeconfig)
-    cluster_api.api_get(server, "/readyz", ca)
+    if sub == "create":
+        # the token's Secret is created or updated as kubeadm's writes are: polled until the API call timeout
+        cluster_api.retried(lambda: cluster_api.api_get(server, "/readyz", ca), cluster_api.api_call_timeout())
+    else:
+        cluster_api.api_get(server, "/readyz", ca)   # list: one List call, not retried
     st = common.load_state()
     now = datetime.datetime.now(datetime.timezone.utc)
     if sub == "list":

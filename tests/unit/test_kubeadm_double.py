@@ -479,6 +479,48 @@ def test_print_manifest_mixes_with_config_from_1_32(double131, double132):
     assert "can not mix" not in _main_error(double132, argv)
 
 
+def test_writes_to_the_api_are_polled_every_half_second_until_the_api_call_timeout(double, monkeypatch):
+    """kubeadm's writes (apiclient CreateOrUpdate and its kin; the bootstrap tokens' UpdateOrCreateTokens)
+    are made again every KubernetesAPICallRetryInterval (500 ms) until the KubernetesAPICall timeout
+    (v1beta4 timeouts.kubernetesAPICall, default 1m0s): `token create` and a phase that writes ride out
+    a control-plane endpoint that does not answer for a moment (a VIP moving), and fail with the last
+    error once the timeout is spent. `token list` (one List call) is not retried."""
+    api, clock, calls = double.cluster_api, {"now": 0.0}, []
+    answers = {"after": 3}
+
+    def get(server, path, *args, **kw):
+        calls.append(clock["now"])
+        if len(calls) <= answers["after"]:
+            raise double.common.Fail(f'unable to fetch the cluster: Get "{server}{path}": [Errno 113] No route to host')
+        return "ok"
+
+    state = {"tokens": {}, "configmaps": {}}
+    monkeypatch.setattr(api, "api_get", get)
+    monkeypatch.setattr(api, "admin_server", lambda kubeconfig: ("https://api.tke.com:6443", b"ca"))
+    monkeypatch.setattr(api.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(api.time, "sleep", lambda s: clock.update(now=clock["now"] + s))
+    monkeypatch.setattr(double.common, "load_state", lambda: state)
+    monkeypatch.setattr(double.common, "save_state", lambda st: None)
+
+    double.cmd_token.run_token("create", {})
+    assert calls == [0.0, 0.5, 1.0, 1.5] and len(state["tokens"]) == 1
+
+    calls.clear()
+    api.require_cluster({}, {"InitConfiguration": {}})
+    assert len(calls) == 4
+
+    answers["after"] = 10 ** 6   # never answering: 1m0s by default, the configuration's timeout otherwise
+    for docs, tries in (({}, 120), ({"InitConfiguration": {"timeouts": {"kubernetesAPICall": "5s"}}}, 10)):
+        calls.clear()
+        with pytest.raises(double.common.Fail, match="No route to host"):
+            api.require_cluster({}, docs)
+        assert len(calls) == tries, (docs, len(calls))
+    calls.clear()
+    with pytest.raises(double.common.Fail, match="No route to host"):
+        double.cmd_token.run_token("list", {})
+    assert len(calls) == 1
+
+
 def test_discovery_asks_for_cluster_info_again_until_its_timeout(double, monkeypatch):
     """kubeadm's token discovery asks for cluster-info every 5 s until the discovery timeout
     (discovery/token/token.go, constants.DiscoveryRetryInterval; v1beta4 timeouts.discovery, default

@@ -157,7 +157,7 @@ def test_the_bootstrap_token_phase_of_1_36_binds_the_kubelet_client(version, tmp
     d = kubeadm_double.load(version, monkeypatch)
     monkeypatch.setattr(d.common, "PKI", str(tmp_path / "pki"))
     monkeypatch.setattr(d.common, "STATE", str(tmp_path / "state.json"))
-    monkeypatch.setattr(d.cluster_api, "require_cluster", lambda fl: None)
+    monkeypatch.setattr(d.cluster_api, "require_cluster", lambda fl, docs=None: None)
     (tmp_path / "pki").mkdir()
     (tmp_path / "pki" / "ca.crt").write_bytes(b"CA")
     docs = d.config_load.load_config(_init(tmp_path, "v1.36.3" if version == "1.36" else "v1.35.7"), "init")
