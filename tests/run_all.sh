@@ -55,18 +55,29 @@ python -c 'import os, time; t = time.process_time(); sum(i * i for i in range(10
 checks_log=$(mktemp --suffix=.checks.log)
 # when they end (passed or not): tests/harness/schedule.py reports the CPU use before and after
 checks_done=$(mktemp -u --suffix=.checks-done)
+# Two chains side by side, ansible-test sanity in one and the rest in the other: what is left of them
+# when the scenarios end (starved at nice 19 until then) then runs on both CPUs, not on one while
+# the other idles (measured: the checks ended 132 s after the scenarios, the machine half idle).
+sanity_log=$(mktemp --suffix=.sanity.log)
 (
   set -euo pipefail
   trap 'touch "$checks_done"' EXIT
   renice -n 19 -p "$BASHPID" >/dev/null
+  bash tests/sanity/run.sh sanity > "$sanity_log" 2>&1 &
+  sanity_pid=$!
   echo "== yamllint"; yamllint -s .
   echo "== ansible-lint (production profile)"; ansible-lint -q
   echo "== ansible-doc renders every plugin"; python tests/lint_docs.py
   echo "== collection build"
   out=$(mktemp -d); ansible-galaxy collection build --force --output-path "$out" . >/dev/null
   ls "$out"/offline_pot-tke-*.tar.gz; rm -rf "$out"
-  echo "== ansible-test sanity + units, antsibull-docs lint-collection-docs (offline but for the package index)"
-  bash tests/sanity/run.sh sanity units docs
+  echo "== ansible-test units, antsibull-docs lint-collection-docs (offline but for the package index)"
+  bash tests/sanity/run.sh units docs
+  echo "== ansible-test sanity (offline but for the package index)"
+  sanity_rc=0
+  wait "$sanity_pid" || sanity_rc=$?
+  cat "$sanity_log"
+  [ "$sanity_rc" = 0 ] || exit "$sanity_rc"
   echo "== checks done in $(( $(date +%s) - t0 )) s"
 ) > "$checks_log" 2>&1 &
 checks_pid=$!

@@ -16,7 +16,9 @@ from ansible_test._internal.host_configs import NativePythonConfig as C
 print(g(C(version="'"$PY"'"))["pip"])')
 cache=$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py
 mkdir -p "$(dirname "$cache")"
-cmp -s "$TOP/tests/sanity/get_pip.py" "$cache" 2>/dev/null || cp "$TOP/tests/sanity/get_pip.py" "$cache"
+# (copied under a name of its own and renamed into place: two runs of this script may start at once)
+cmp -s "$TOP/tests/sanity/get_pip.py" "$cache" 2>/dev/null \
+  || { cp "$TOP/tests/sanity/get_pip.py" "$cache.$$" && mv -f "$cache.$$" "$cache"; }
 
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
