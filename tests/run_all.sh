@@ -100,7 +100,7 @@ cpu_pid=$!
 export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'kill "$cpu_pid" 2>/dev/null || true; for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
-order=(upgrade install_e2e components network etcd reset install_orchestration stacked_etcd
+order=(upgrade install_e2e components network etcd install_orchestration stacked_etcd
        ha site_pack air_gapped_controller validate readme_commands host_init mixed_releases pki kubeadm install_drift
        apiserver_double check_mode precheck pack_controller collection_install execution_environment
        strategy)

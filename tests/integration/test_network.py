@@ -1,4 +1,6 @@
-"""The network phase and cluster health on the HA keepalived site of 2 masters and 1 worker.
+"""The network phase, cluster health and playbooks/reset.yml on the HA keepalived site of 2 masters
+and 1 worker (one site for both: CI budget, issue 28; until 2026-11-29 the reset scenario was
+test_reset.py, with a fresh install and hosts of its own).
 
 h1 and h2 are masters holding the API VIP with keepalived, h3 a worker; etcd is external on h1
 (the API server double keeps its objects there, so every master serves the same objects); the
@@ -6,34 +8,59 @@ registry on h1 serves the fixture pack's stand-in network images. The kubeadm, k
 kube-apiserver test doubles are on the hosts (tests/kubeadm_double, tests/apiserver_double): the
 kubelet double reports its Node Ready only with a valid CNI configuration in /etc/cni/net.d, the
 API double validates every object against Kubernetes' schemas and reports a DaemonSet ready when
-its images are in the registry.
+its images are in the registry; kubeadm's reset is the double's (its README).
 
-One site, in this order (one 3-host install: CI budget): flannel installed, re-run
-(journal) and its network phase re-converged with the journal off, both changed=0 (every phase
-re-converged with the journal off: test_install_e2e.py); check mode of the network phase
-with another MTU changes nothing and says what would change; status.yml; an object with a schema
-error is refused naming the object and the field; then the same cluster switched to calico (the
-flannel objects pruned, exactly calico's CNI config left), and to none with the site's own CNI
-from a before-hook (no network object left).
-
-Calico installed on a fresh site: the last step of tests/integration/test_reset.py.
+On fresh hosts, in this order (one full install: CI budget): an install stopped after the etcd phase
+(as a failed install leaves a site) is reset clean; the same hosts are installed from scratch with
+calico (issue 13's calico on a fresh site: its objects, images and CNI configuration naming each
+node, byte for byte what calico's install-cni writes; a re-run, and the network phase re-converged
+with the journal off after install-cni, change nothing); the same cluster switched to flannel (only
+the offline and network phases run; calico's objects and CRDs pruned, exactly flannel's CNI
+configuration left), re-run (journal) and its network phase re-converged with the journal off,
+both changed=0 (every phase re-converged with the journal off: test_install_e2e.py); check mode of
+the network phase with another MTU changes nothing and says what would change; status.yml; an
+object with a schema error is refused naming the object and the field; then to none with the
+site's own CNI from a before-hook (no network object left). Then reset.yml on that site: refused
+without the confirmation (nothing touched); --check --diff shows what would go and touches nothing;
+one worker reset with --limit (the others untouched); the whole site reset (services, files, the
+VIP, netfilter and the controller's journal checked on the hosts and the controller), and again
+with no change. Flannel on a fresh site is every other scenario's install (the default plugin).
 """
 import base64
 import functools
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from harness import fixture_pack, kubeadm_double, playbook, sites
-from harness.playbook import NO_RESUME, TOP, run_playbook
+from harness.playbook import NO_RESUME, TOP, converge_twice, run_playbook
+from harness.sites import vip
 from harness.testhosts import TestHosts
 
 INSTALL = TOP / "install.yml"
 STATUS = TOP / "playbooks" / "status.yml"
+RESET = TOP / "playbooks" / "reset.yml"
+CONFIRM = ("-e", "reset_confirm=true")
+CALICO = ("-e", "tke_network_plugin=calico")
+CALICO_KINDS = ("namespaces,configmaps,daemonsets,deployments,serviceaccounts,clusterroles,clusterrolebindings,"
+                "poddisruptionbudgets")
+CALICO_NAMES = ("calico-cni-plugin", "calico-kube-controllers", "calico-node")
 NODES = ["h1", "h2", "h3"]
 TIMES = {}
+SERVICES = ["kubelet", "containerd", "etcd", "keepalived", "tke-registry", "haproxy"]
+# what the install leaves on a host that a reset removes (every host of this site has each one it
+# ran: the check is "none left", on every host; the CNI configuration directory is emptied, not
+# removed: containerd 2 exits when it goes, roles/network/tasks/reset.yml)
+PATHS = ["/etc/kubernetes", "/var/lib/kubelet", "/etc/containerd", "/var/lib/containerd", "/etc/cni/net.d/*",
+         "/etc/etcd", "/var/lib/etcd", "/etc/tke", "/etc/tke-registry", "/etc/keepalived/keepalived.conf",
+         "/etc/systemd/system/kubelet.service", "/etc/systemd/system/containerd.service",
+         "/etc/systemd/system/etcd.service", "/etc/systemd/system/tke-registry.service",
+         "/etc/systemd/system/keepalived.service.d", "/etc/crictl.yaml", "/etc/sysctl.d/90-offline-pot-tke.conf",
+         "/etc/modules-load.d/offline-pot-tke.conf", "/var/lib/offline-pot",
+         "/usr/local/share/ca-certificates/tke-registry-ca.crt"]
 SITE_CNI = """- name: The site's own CNI
   hosts: masters:workers
   gather_facts: false
@@ -80,7 +107,7 @@ def site(three, tmp_path_factory):
 
 
 def kubectl(th, args, host="h1"):
-    """Real kubectl on a master (h1 by default; the cluster's minor, put there by the `flannel`
+    """Real kubectl on a master (h1 by default; the cluster's minor, put there by the `installed`
     fixture) through the admin kubeconfig: independent of the collection's own API client."""
     return th.ssh(host, f"kubectl --kubeconfig /etc/kubernetes/admin.conf {args}", check=False)
 
@@ -109,23 +136,106 @@ def cni_dirs(th, nodes=tuple(NODES)):
     return {h: th.ssh(h, "ls /etc/cni/net.d").stdout.split() for h in nodes}
 
 
+def journal(site):
+    return json.loads((site["dir"] / ".tke" / "journal.json").read_text())
+
+
+def left(th, host):
+    """What of the install is still on the host: active or enabled services, paths, our /etc/hosts blocks."""
+    out = th.ssh(host, "for s in " + " ".join(SERVICES) + "; do systemctl is-active -q $s && echo active:$s; "
+                 "systemctl is-enabled -q $s 2>/dev/null && echo enabled:$s; done; "
+                 "for p in " + " ".join(PATHS) + "; do [ -e $p ] && echo path:$p; done; "
+                 "grep -o 'offline_pot.tke[a-z ]*' /etc/hosts; true").stdout.split("\n")
+    return sorted(x for x in out if x)
+
+
+def test_reset_cleans_an_install_stopped_after_etcd(three, site):
+    th = three
+    partial = timed("install up to etcd", INSTALL, site["inv"], "--tags", "precheck,offline,host_init,pki,runtime,registry,etcd")
+    assert partial.rc == 0, partial.explain()
+    assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd").stdout.split() == ["active"] * 3
+    reset = timed("reset of the partial install", RESET, site["inv"], *CONFIRM)
+    assert reset.rc == 0, reset.explain()
+    for h in th.names:
+        assert left(th, h) == [], (h, left(th, h))
+    assert journal(site)["phases"] == {}
+
+
 @pytest.fixture(scope="module")
-def flannel(three, site):
-    run = timed("install (flannel, 3 hosts)", INSTALL, site["inv"])
+def installed(three, site):
+    """The whole install, with calico, on hosts a reset left (the partial install's, first test)."""
+    run = timed("install (calico, 3 hosts, after the reset)", INSTALL, site["inv"], *CALICO)
     assert run.rc == 0, run.explain()
     three.kubectl_client("h1")
     return run
 
 
-def test_flannel_install(three, site, flannel):
+def test_fresh_install_after_the_reset_with_calico(three, site, installed):
+    """The reset hosts installed again from scratch, with calico (issue 13's fresh calico site)."""
     th = three
-    assert "Phase network" in flannel.output
+    again = installed
+    # every phase ran again on every host (none was skipped as done)
+    assert not re.search(r"skipping [^()]*\(done ", again.output), again.explain()
+    assert th.ssh("h1", "systemctl is-active etcd tke-registry containerd kubelet").stdout.split() == ["active"] * 4
+    assert th.ssh("h3", "systemctl is-active containerd kubelet").stdout.split() == ["active"] * 2
+    for h in NODES:
+        assert shows(again, f"'  {h}: Ready"), (h, again.output[-4000:])
+    assert shows(again, f"DaemonSet kube-system/calico-node: rolled out, {len(NODES)}/{len(NODES)} pods available"), \
+        again.explain()
+    # calico's objects, and no other network's
+    assert objects_of(th, CALICO_KINDS) == sorted(
+        [f"{kind} {n}" for kind in ("ClusterRole", "ClusterRoleBinding") for n in CALICO_NAMES + ("calico-tier-getter",)]
+        + [f"ServiceAccount kube-system/{n}" for n in CALICO_NAMES]
+        + ["ConfigMap kube-system/calico-config", "DaemonSet kube-system/calico-node",
+           "Deployment kube-system/calico-kube-controllers", "PodDisruptionBudget kube-system/calico-kube-controllers"])
+    crds = objects_of(th, "customresourcedefinitions")
+    assert len(crds) == 23 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
+    # calico 3.32's ClusterNetworkPolicy CRD, in a group only an approved API may use
+    assert "CustomResourceDefinition clusternetworkpolicies.policy.networking.k8s.io" in crds
+    pod = json.loads(kubectl(th, "-n kube-system get ds calico-node -o json").stdout)["spec"]["template"]["spec"]
+    assert sorted({c["image"] for c in pod["containers"] + pod["initContainers"]}) == [
+        "registry.tke.com/library/calico-cni:v3.32.1", "registry.tke.com/library/calico-node:v3.32.1"]
+    # exactly calico's CNI configuration on each node, naming the node
+    assert cni_dirs(th) == {h: ["10-calico.conflist"] for h in NODES}
+    for h in NODES:
+        conf = json.loads(th.ssh(h, "cat /etc/cni/net.d/10-calico.conflist").stdout)
+        assert conf["plugins"][0]["type"] == "calico" and conf["plugins"][0]["nodename"] == h, conf
+        assert conf["plugins"][0]["mtu"] == 0, conf
+    rerun = timed("re-run (calico)", INSTALL, site["inv"], *CALICO)
+    assert rerun.rc == 0 and rerun.changed_hosts() == {}, rerun.explain()
+    # calico's install-cni (started with each calico-node pod) writes the node's file from the
+    # ConfigMap; the role's file must be byte for byte the same, or every journal-off run rewrites it
+    for h in NODES:
+        install_cni(th, h)
+    off = timed("network phase, calico (journal off, after install-cni)", INSTALL, site["inv"],
+                "--tags", "network", *NO_RESUME, *CALICO)
+    assert off.rc == 0 and off.changed_hosts() == {}, off.explain()
+
+
+@pytest.fixture(scope="module")
+def flannel(three, site, installed):
+    """The same cluster switched to flannel (the inventory's plugin: the default)."""
+    run = timed("install.yml, calico -> flannel", INSTALL, site["inv"])
+    assert run.rc == 0, run.explain()
+    return run
+
+
+def test_switch_to_flannel(three, site, flannel):
+    th = three
+    # the whole install.yml, no --tags: a phase's inputs are the settings its roles read, so the
+    # plugin switch re-runs the network phase and the offline phase (which checks that the pack has
+    # the plugin's images), and no other (before, every tke_* setting was every phase's input and
+    # all twelve phases ran again on every host)
+    ran = {phase: hosts for phase, hosts in flannel.phase_hosts().items() if hosts}
+    assert set(ran) == {"offline", "network"} and sorted(ran["network"]) == sorted(NODES), (ran, flannel.explain())
     for h in NODES:
         assert shows(flannel, f"'  {h}: Ready"), (h, flannel.output[-4000:])
     assert shows(flannel, "DaemonSet kube-flannel/kube-flannel-ds: rolled out, 3/3 pods available"), flannel.explain()
-    assert objects_of(th, "namespaces,configmaps,daemonsets,serviceaccounts,clusterroles,clusterrolebindings") == [
+    # flannel's objects alone: calico's (and its CRDs) pruned
+    assert objects_of(th, CALICO_KINDS) == [
         "ClusterRole flannel", "ClusterRoleBinding flannel", "ConfigMap kube-flannel/kube-flannel-cfg",
         "DaemonSet kube-flannel/kube-flannel-ds", "Namespace kube-flannel", "ServiceAccount kube-flannel/flannel"]
+    assert objects_of(th, "customresourcedefinitions") == []
     # real kubectl's own rule (kubectl rollout status) agrees with the collection's wait
     status = kubectl(th, "-n kube-flannel rollout status ds/kube-flannel-ds --timeout=60s")
     assert status.returncode == 0 and 'daemon set "kube-flannel-ds" successfully rolled out' in status.stdout, \
@@ -193,41 +303,12 @@ def test_schema_error_names_object_and_field(three, site, flannel):
     assert kubectl(three, "-n kube-flannel get ds bad").returncode != 0
 
 
-def test_switch_to_calico(three, site, flannel):
-    th = three
-    # the whole install.yml, no --tags: a phase's inputs are the settings its roles read, so the
-    # plugin switch re-runs the network phase and the offline phase (which checks that the pack has
-    # the plugin's images), and no other (before, every tke_* setting was every phase's input and
-    # all twelve phases ran again on every host)
-    run = timed("install.yml, flannel -> calico", INSTALL, site["inv"], "-e", '{"tke_network_plugin": "calico"}')
-    assert run.rc == 0, run.explain()
-    ran = {phase: hosts for phase, hosts in run.phase_hosts().items() if hosts}
-    assert set(ran) == {"offline", "network"} and sorted(ran["network"]) == sorted(NODES), (ran, run.explain())
-    assert shows(run, "DaemonSet kube-system/calico-node: rolled out, 3/3 pods available"), run.explain()
-    assert objects_of(th, "namespaces,daemonsets,deployments") == [
-        "DaemonSet kube-system/calico-node", "Deployment kube-system/calico-kube-controllers"]
-    crds = objects_of(th, "customresourcedefinitions")
-    assert len(crds) == 23 and "CustomResourceDefinition ippools.crd.projectcalico.org" in crds
-    # calico 3.32's ClusterNetworkPolicy CRD, in a group only an approved API may use
-    assert "CustomResourceDefinition clusternetworkpolicies.policy.networking.k8s.io" in crds
-    assert cni_dirs(th) == {h: ["10-calico.conflist"] for h in NODES}
-    conf = json.loads(th.ssh("h3", "cat /etc/cni/net.d/10-calico.conflist").stdout)
-    assert conf["plugins"][0]["nodename"] == "h3" and conf["plugins"][0]["mtu"] == 0
-    # calico's install-cni (started with each calico-node pod) writes the node's file from the
-    # ConfigMap; the role's file must be byte for byte the same, or every journal-off run rewrites it
-    for h in NODES:
-        install_cni(th, h)
-    again = timed("network phase, calico again (journal off, after install-cni)", INSTALL, site["inv"],
-                  "--tags", "network", *NO_RESUME, "-e", '{"tke_network_plugin": "calico"}')
-    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
-
-
 def test_none_leaves_no_network_object(three, site, flannel):
     th = three
     hook = site["dir"] / "hooks" / "network" / "before.yml"
     hook.parent.mkdir(parents=True, exist_ok=True)
     hook.write_text(SITE_CNI)
-    run = timed("network phase, calico -> none (site CNI in a hook)", INSTALL, site["inv"], "--tags", "network",
+    run = timed("network phase, flannel -> none (site CNI in a hook)", INSTALL, site["inv"], "--tags", "network",
                 "-e", '{"tke_network_plugin": "none"}')
     assert run.rc == 0, run.explain()
     assert objects_of(th, "namespaces,configmaps,daemonsets,deployments,serviceaccounts,clusterroles,"
@@ -235,4 +316,79 @@ def test_none_leaves_no_network_object(three, site, flannel):
     assert cni_dirs(th) == {h: ["20-site.conflist"] for h in NODES}
     for h in NODES:
         assert shows(run, f"'  {h}: Ready"), run.explain()
+
+
+def test_refused_without_confirmation_touches_nothing(three, site, installed):
+    th = three
+    run = run_playbook(RESET, site["inv"])
+    assert run.rc != 0 and "confirm with -e reset_confirm=true" in run.output, run.explain()
+    assert run.total("changed") == 0, run.explain()
+    assert "TASK [offline_pot.tke.reset" not in run.output
+    assert th.ssh("h1", "systemctl is-active etcd kubelet keepalived").stdout.split() == ["active"] * 3
+    assert th.ssh("h3", "systemctl is-active kubelet containerd").stdout.split() == ["active"] * 2
+
+
+def test_check_mode_shows_what_goes_and_touches_nothing(three, site, installed):
+    th = three
+    before = th.ssh("h3", "find /etc/kubernetes /etc/containerd /var/lib/offline-pot -type f | sort").stdout
+    run = run_playbook(RESET, site["inv"], *CONFIRM, "--limit", "h3", "--check", "--diff")
+    assert run.rc == 0 and run.changed_hosts().get("h3"), run.explain()
+    assert "path /etc/systemd/system/containerd.service" in run.output and "service kubelet" in run.output
+    assert th.ssh("h3", "find /etc/kubernetes /etc/containerd /var/lib/offline-pot -type f | sort").stdout == before
+    assert th.ssh("h3", "systemctl is-active kubelet containerd").stdout.split() == ["active"] * 2
+    assert any("h3" in hosts for hosts in journal(site)["phases"].values())
+
+
+def test_reset_one_worker(three, site, installed):
+    th = three
+    before = {h: th.ssh(h, "find /etc/kubernetes /etc/containerd -type f | sort | xargs sha256sum").stdout
+              for h in ("h1", "h2")}
+    # (a second reset changing nothing is checked on the whole site below)
+    first = run_playbook(RESET, site["inv"], *CONFIRM, "--limit", "h3")
+    assert first.rc == 0 and set(first.changed_hosts()) == {"h3"}, first.explain()
+    assert left(th, "h3") == [], left(th, "h3")
+    # the masters are untouched: files, services, the VIP
+    for h in ("h1", "h2"):
+        assert th.ssh(h, "find /etc/kubernetes /etc/containerd -type f | sort | xargs sha256sum").stdout == before[h]
+        assert th.ssh(h, "systemctl is-active kubelet containerd keepalived").stdout.split() == ["active"] * 3
+    assert th.ssh("h1", f"ip -o -4 addr show to {vip(th)}/32").stdout.strip()
+    j = journal(site)
+    assert all("h3" not in hosts for hosts in j["phases"].values()), j
+    assert "h1" in j["phases"]["control_plane"] and j["step"] > 0
+
+
+def netfilter_left(th, host):
+    """The cluster's netfilter chains on a host (kube-proxy's KUBE-, flannel's FLANNEL-, calico's
+    cali-) and the rules that jump to them."""
+    out = th.ssh(host, "iptables-save | grep -E -- '^:(KUBE-|FLANNEL-|cali-)|-j (KUBE-|FLANNEL-|cali-)'; true").stdout
+    return sorted(line.split(" [")[0] for line in out.splitlines() if line)
+
+
+def test_reset_whole_site(three, site, installed):
+    th = three
+    # what kube-proxy, flannel and calico leave on a node: no pod runs on the test hosts, so the
+    # test makes a chain of each, jumped to from a built-in chain (with the host's iptables, which a
+    # real node has and the worker here lacks: from the hosts' apt repository); the reset must
+    # remove all of it
+    for h in th.names:
+        th.ssh(h, "command -v iptables >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                  "apt-get install -y -qq iptables) >/dev/null 2>&1", timeout=300)
+        th.ssh(h, "iptables -t nat -N KUBE-SERVICES && iptables -t nat -A PREROUTING -j KUBE-SERVICES && "
+                  "iptables -N FLANNEL-FWD && iptables -A FORWARD -j FLANNEL-FWD && "
+                  "iptables -N cali-INPUT && iptables -A INPUT -j cali-INPUT")
+        assert len(netfilter_left(th, h)) == 6, netfilter_left(th, h)
+    first, second = converge_twice(RESET, site["inv"], *CONFIRM)
+    assert {"h1", "h2"} <= set(first.changed_hosts()), first.explain()
+    for h in th.names:
+        assert left(th, h) == [], (h, left(th, h))
+        assert not th.ssh(h, f"ip -o -4 addr show to {vip(th)}/32").stdout.strip(), h
+        # no netfilter chain of the cluster's (kube-proxy, flannel, calico) is left, nor a jump to one
+        assert netfilter_left(th, h) == [], (h, netfilter_left(th, h))
+    # the registry's storage stays (reset_registry_data false); OS packages and pack binaries stay
+    assert th.ssh("h1", "test -d /var/lib/tke-registry/docker && test -x /usr/local/bin/containerd "
+                  "&& dpkg -s keepalived etcd-server >/dev/null && echo kept").stdout.strip() == "kept"
+    # the controller: journal empty, tke.json's step 0, the PKI store kept
+    assert journal(site)["phases"] == {} and journal(site)["step"] == 0
+    assert json.loads((site["dir"] / ".tke" / "tke.json").read_text())["step"] == 0
+    assert (site["dir"] / ".tke" / "pki" / "ca.key").exists()
     print("\n[timings] " + json.dumps(TIMES))
