@@ -18,6 +18,7 @@ import pytest
 
 from harness import fixture_pack, kubeadm_double, sites
 from harness.playbook import NO_RESUME, run_playbook, TOP
+from test_upgrade import kubelet_versions
 
 INSTALL = TOP / "install.yml"
 UPGRADE = TOP / "playbooks" / "upgrade.yml"
@@ -83,11 +84,6 @@ def test_a_rerun_changes_nothing_with_the_journal_or_without(site):
     off = run_playbook(INSTALL, inv, *NO_RESUME)
     assert off.rc == 0 and off.changed_hosts() == {}, off.explain()
     assert set(off.stats) >= set(NODES) and all(off.stats[h]["ok"] > 0 for h in NODES), off.explain()
-
-
-def kubelet_versions(testhosts):
-    out = testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout
-    return {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in json.loads(out)["items"]}
 
 
 def test_the_mixed_site_upgrades_to_the_next_minor(testhosts, site):
