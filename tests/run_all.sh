@@ -46,25 +46,23 @@ echo "== setup done in $(( $(date +%s) - t0 )) s"
 # core's seconds for a fixed piece of Python, printed so that one run's times can be set against another's
 python -c 'import os, time; t = time.process_time(); sum(i * i for i in range(10_000_000)); print(f"== this machine: {os.cpu_count()} CPUs, a 10M-square sum in {time.process_time() - t:.2f} s of CPU")'
 
-# The checks that need no test host run beside the scenarios (on this 2-core machine the scenarios
-# alone leave about a fifth of the CPU idle, mostly while hosts boot and services wait: measured, the
-# whole run 2249 s with the checks first, 2159 s beside); their output is printed after the
-# scenarios', and a failure of either fails the run. They run at the lowest CPU priority (nice 19,
-# set on their shell before it starts anything): they finish in about a quarter of the run, so they take
-# the CPU the scenarios leave idle instead of slowing the scenarios, which are the run's length.
+# The checks that need no test host run beside the scenarios, at the scenarios' own CPU priority;
+# their output is printed after the scenarios', and a failure of either fails the run. The machine is
+# busy 99-100 % from the first scenario to the last (tests/harness/schedule.py), so whatever CPU the
+# checks take the scenarios give up, and the run's length is the sum either way - except for a
+# tail. At nice 19 (stops 58 and 59) they ended 822 and 726 s into two runs on this machine, but in
+# both of CI's landings they were starved until the scenarios ended and ended 132 and 100 s after
+# them, on one CPU while the other idled. At the same priority they cannot be starved.
 checks_log=$(mktemp --suffix=.checks.log)
 # when they end (passed or not): tests/harness/schedule.py reports the CPU use before and after
 checks_done=$(mktemp -u --suffix=.checks-done)
-# Two chains side by side, ansible-test sanity in one and the rest in the other: what is left of them
-# when the scenarios end (starved at nice 19 until then) runs on both CPUs, not on one while the
-# other idles (stop 58's landing: the checks ended 132 s after the scenarios, the machine half
-# idle; run 29: they ended 822 s into the run, long before the scenarios). Each chain stops at its
-# first failure; both are always waited for, so none outlives the run.
+# Two chains side by side, ansible-test sanity in one and the rest in the other, so that neither
+# waits for the other on this 2-CPU machine. Each chain stops at its first failure; both are always
+# waited for, so none outlives the run.
 sanity_log=$(mktemp --suffix=.sanity.log)
 (
   set -euo pipefail
   trap 'touch "$checks_done"' EXIT
-  renice -n 19 -p "$BASHPID" >/dev/null
   bash tests/sanity/run.sh sanity > "$sanity_log" 2>&1 &
   sanity_pid=$!
   (
