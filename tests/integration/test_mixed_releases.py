@@ -18,7 +18,6 @@ import pytest
 
 from harness import fixture_pack, kubeadm_double, sites
 from harness.playbook import NO_RESUME, run_playbook, TOP
-from test_upgrade import kubelet_versions
 
 INSTALL = TOP / "install.yml"
 UPGRADE = TOP / "playbooks" / "upgrade.yml"
@@ -90,12 +89,12 @@ def test_the_mixed_site_upgrades_to_the_next_minor(testhosts, site):
     dummy, inv, first = site
     assert first.rc == 0, first.explain()
     testhosts.kubectl_client("h1")   # the official kubectl of the cluster's minor reads the nodes
-    assert kubelet_versions(testhosts) == {h: "v1.35.7" for h in NODES}
+    assert testhosts.kubelet_versions() == {h: "v1.35.7" for h in NODES}
     run = run_playbook(UPGRADE, inv, "-e", "tke_k8s_version=1.36.3")
     assert run.rc == 0, run.explain()
     assert ("cluster v1.35.7 -> v1.36.3: every node upgraded (the API reports kubelet v1.36.3 on h1, h4, h5)"
             in " ".join(run.output.split())), run.explain()
-    assert kubelet_versions(testhosts) == {h: "v1.36.3" for h in NODES}
+    assert testhosts.kubelet_versions() == {h: "v1.36.3" for h in NODES}
     for h in NODES:
         assert testhosts.ssh(h, "cat /var/lib/offline-pot/phases/upgrade").stdout.strip() == "v1.36.3", h
         assert 'sandbox = "registry.tke.com/library/pause:3.10.2"' in \

@@ -129,11 +129,6 @@ def kubectl(th, args):
     return out.stdout
 
 
-def kubelet_versions(th):
-    nodes = json.loads(kubectl(th, "get nodes -o json"))["items"]
-    return {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes}
-
-
 def upgrade_log(th, h):
     """The kubeadm upgrade commands the double ran on a host (its command log)."""
     out = th.ssh(h, "grep '^upgrade ' /var/log/kubeadm-double.log || true").stdout
@@ -171,7 +166,7 @@ def test_a_skew_of_two_minors_is_refused_before_anything_is_touched(four, site):
     assert run.total("changed") == 0, run.explain()
     assert all(upgrade_log(th, h) == [] for h in NODES)
     assert records(th) == {h: "" for h in NODES}
-    assert set(kubelet_versions(th).values()) == {"v1.31.1"}
+    assert set(th.kubelet_versions().values()) == {"v1.31.1"}
 
 
 def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
@@ -224,7 +219,7 @@ def test_upgrade_fails_at_an_unreachable_worker_and_resumes_there(four, site):
     assert ("cluster v1.32.13 -> v1.32.13: every node upgraded (the API reports kubelet v1.32.13 on h1, h2, h4)"
             in " ".join(resumed.output.split())), resumed.explain()
 
-    assert kubelet_versions(th) == {h: "v1.32.13" for h in NODES}
+    assert th.kubelet_versions() == {h: "v1.32.13" for h in NODES}
     cm = json.loads(kubectl(th, "-n kube-system get configmap kubeadm-config -o json"))
     cluster = yaml.safe_load(cm["data"]["ClusterConfiguration"])
     assert (cluster["apiVersion"], cluster["kubernetesVersion"]) == ("kubeadm.k8s.io/v1beta4", "v1.32.13")
@@ -242,7 +237,7 @@ def kubelet_server(th, h):
 
 def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four, site):
     th = four
-    if kubelet_versions(th) != {h: "v1.32.13" for h in NODES}:
+    if th.kubelet_versions() != {h: "v1.32.13" for h in NODES}:
         pytest.skip("the site is not at 1.32.13 (the upgrade above failed)")
     # the official kubectl of each minor lists every node at its version
     assert th.kubectl_client("h1", "1.32") == "v1.32.3"
@@ -257,7 +252,7 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
             in " ".join(step.output.split())), step.explain()
     assert records(th) == {h: "v1.33.13" for h in NODES}
     assert th.kubectl_client("h1", "1.33") == "v1.33.9"
-    assert kubelet_versions(th) == {h: "v1.33.13" for h in NODES}
+    assert th.kubelet_versions() == {h: "v1.33.13" for h in NODES}
     assert {h: kubelet_server(th, h) for h in NODES} == {
         **{h: f"https://{th.ip(h)}:6443" for h in MASTERS}, WORKER: "https://api.tke.com:6443"}
     # which is what the PKI phase renders for 1.33: the store would re-render the masters' kubelet.conf
@@ -284,7 +279,7 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
                  "-e", "tke_k8s_version=1.34.10")
     assert plan.rc == 0, plan.explain()
     assert {h: upgrading(h) for h in NODES} == before and records(th) == {h: "v1.33.13" for h in NODES}
-    assert kubelet_versions(th) == {h: "v1.33.13" for h in NODES}
+    assert th.kubelet_versions() == {h: "v1.33.13" for h in NODES}
     assert not [n["metadata"]["name"] for n in json.loads(kubectl(th, "get nodes -o json"))["items"]
                 if n.get("spec", {}).get("unschedulable")], "check mode left a node cordoned"
     step = timed("upgrade 1.33.13 -> 1.34.10", UPGRADE, site["inv"], "-e", "tke_k8s_version=1.34.10")
@@ -292,7 +287,7 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     assert ("cluster v1.33.13 -> v1.34.10: every node upgraded (the API reports kubelet v1.34.10 on h1, h2, h4)"
             in " ".join(step.output.split())), step.explain()
     assert th.kubectl_client("h1", "1.34") == "v1.34.5"
-    assert kubelet_versions(th) == {h: "v1.34.10" for h in NODES}
+    assert th.kubelet_versions() == {h: "v1.34.10" for h in NODES}
     for h in NODES:
         files = cri_files(h)
         assert "--container-runtime-endpoint" not in files, (h, files)
@@ -340,7 +335,7 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     assert ("cluster v1.34.10 -> v1.35.7: every node upgraded (the API reports kubelet v1.35.7 on h1, h2, h4)"
             in " ".join(step.output.split())), step.explain()
     assert th.kubectl_client("h1", "1.35") == "v1.35.2"
-    assert kubelet_versions(th) == {h: "v1.35.7" for h in NODES}
+    assert th.kubelet_versions() == {h: "v1.35.7" for h in NODES}
     kubelet_config = json.loads(kubectl(th, "-n kube-system get configmap kubelet-config -o json"))["data"]["kubelet"]
     assert (yaml.safe_load(kubelet_config).get("failCgroupV1") is False) == bool(v1), kubelet_config
     for h in NODES:
@@ -358,7 +353,7 @@ def test_the_chain_goes_on_one_minor_at_a_time_and_a_rerun_changes_nothing(four,
     assert ("cluster v1.35.7 -> v1.36.3: every node upgraded (the API reports kubelet v1.36.3 on h1, h2, h4)"
             in said and "with them containerd" not in said), step.explain()
     assert th.kubectl_client("h1", "1.36") == "v1.36.3"
-    assert kubelet_versions(th) == {h: "v1.36.3" for h in NODES}
+    assert th.kubelet_versions() == {h: "v1.36.3" for h in NODES}
     for h in NODES:
         assert 'sandbox = "registry.tke.com/library/pause:3.10.2"' in th.ssh(h, "cat /etc/containerd/config.toml").stdout, h
         assert th.ssh(h, "cat /var/lib/kubelet/kubeadm-flags.env").stdout == flags[h], h
@@ -451,7 +446,7 @@ def installed(six, day2):
     kubeadm's upgrade made). What it writes is the record of the new inputs: each phase's record on
     each host, tke.json, and the controller's PKI store (the masters' kubelet.conf in kubeadm's local
     mode from 1.33, as kubeadm's upgrade wrote it on the hosts); the re-run after it changes nothing."""
-    if kubelet_versions(six) != {h: f"v{TARGET}" for h in NODES}:
+    if six.kubelet_versions() != {h: f"v{TARGET}" for h in NODES}:
         pytest.skip(f"the site is not at {TARGET} (the upgrade chain above failed)")
     inv = day2["inventory"](["h1", "h2"], ["h4"])
     logged = {h: kubeadm_log(six, h) for h in NODES}
