@@ -84,18 +84,21 @@ class ActionModule(ActionModuleBase):
             # hosts of another site are refused before anything is written (the journal key included)
             machines, records = self._host_reads(hosts, task_vars)
             self._refuse_foreign(identity, state_dir, hosts, records, task_vars)
-            fingerprints, names = self._planned(phase, hosts, task_vars) or self._fingerprints(phase, hosts, task_vars)
+            fingerprints, names, inputs = (self._planned(phase, hosts, task_vars)
+                                           or self._fingerprints(phase, hosts, task_vars))
             now = time.time()
             decision = ij.decide(journal, phase, fingerprints, force=force, skip=skip, resume=resume,
                                  machines=machines, records=records, names=names,
-                                 drift=self._host_drift(hosts, task_vars))
+                                 drift=self._host_drift(hosts, task_vars), inputs=inputs)
             # the inputs as the phase starts are what it is recorded with (variables registered
             # during the phase must not count as inputs)
             journal.setdefault("running", {})[phase] = {"started": now, "fingerprints": fingerprints,
-                                                        "machines": machines, "names": names}
+                                                        "machines": machines, "names": names, "inputs": inputs}
             # why each host runs (a node added or removed, inputs changed, reinstalled), unless it is
-            # a fresh install; who skips it and why
+            # a fresh install; who skips it and why; where only the phase's names tasks run
+            # (playbooks/phase.yml: tke_phase_names_tasks)
             result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], msg=ij.banner(phase, decision),
+                          names_hosts=decision["names_only"] if ij.names_tasks(phase) else [],
                           started=now, estimate=ij.last_seconds(journal, phase, decision["run"]))
         else:
             # the phase's after-hook, where the phase ran, before it is recorded done (a failing
@@ -105,13 +108,14 @@ class ActionModule(ActionModuleBase):
             running = journal.get("running", {}).pop(phase, None) or {}
             if self._task.check_mode:   # check mode writes no `running` entry: one there is stale
                 running = {}
-            at_start, names = ((running["fingerprints"], running.get("names")) if running.get("fingerprints")
-                               else self._fingerprints(phase, hosts, task_vars))
+            at_start, names, inputs = ((running["fingerprints"], running.get("names"), running.get("inputs"))
+                                       if running.get("fingerprints") else self._fingerprints(phase, hosts, task_vars))
             machines = running.get("machines") or self._host_reads(hosts, task_vars)[0]
             done = {h: at_start[h] for h in hosts if h in at_start}
             started = args.get("started", running.get("started"))
             seconds = round(time.time() - started, 1) if started else None
-            journal = ij.record(journal, phase, done, utc_now(), machines=machines, names=names, seconds=seconds)
+            journal = ij.record(journal, phase, done, utc_now(), machines=machines, names=names, seconds=seconds,
+                                inputs=inputs)
             elapsed = f" in {seconds:.1f} s" if seconds is not None else ""
             # what each host records beside the phase: the site it belongs to, and the Kubernetes
             # version whose kubeadm and kubelet the offline phase installed (site_identity.py)
@@ -172,12 +176,12 @@ class ActionModule(ActionModuleBase):
 
     @staticmethod
     def _planned(phase, hosts, task_vars):
-        """(fingerprints, names) of the phase as this run's plan computed them (__tke_plan: the
-        inputs do not change during a run), when it did for every one of these hosts; else None."""
+        """(fingerprints, names, inputs) of the phase as this run's plan computed them (__tke_plan:
+        the inputs do not change during a run), when it did for every one of these hosts; else None."""
         planned = ((task_vars.get("__tke_plan") or {}).get("fingerprints") or {}).get(phase)
         if not isinstance(planned, dict) or not all(h in (planned.get("hosts") or {}) for h in hosts):
             return None
-        return {h: planned["hosts"][h] for h in hosts}, planned.get("names")
+        return tuple({h: (planned.get(part) or {}).get(h) for h in hosts} for part in ("hosts", "names", "inputs"))
 
     def _plan(self, args, result, task_vars):
         """install.yml's plan, before its first phase: each phase's decision as its start will make
@@ -207,10 +211,10 @@ class ActionModule(ActionModuleBase):
                 run[entry.name] = "its play decides (host pattern " + entry.hosts + ")"
                 continue
             mine = [h for h in hosts if h in named]
-            fingerprints, names = self._fingerprints(entry.name, mine, task_vars, code=code)
-            computed[entry.name] = {"hosts": fingerprints, "names": names}
+            fingerprints, names, inputs = self._fingerprints(entry.name, mine, task_vars, code=code)
+            computed[entry.name] = {"hosts": fingerprints, "names": names, "inputs": inputs}
             decision = ij.decide(journal, entry.name, fingerprints, force=force, skip=skip, resume=resume,
-                                 machines=machines, records=records, names=names, drift=drift)
+                                 machines=machines, records=records, names=names, drift=drift, inputs=inputs)
             # check mode: where the phase cannot be checked, it is said, and its play leaves those hosts out
             cannot = ij.unchecked(entry.name, decision["run"], records, groups, skip, this_run) if check else {}
             for host in cannot:
@@ -315,7 +319,7 @@ class ActionModule(ActionModuleBase):
         store_ca = si.ca_fingerprint(read_text(os.path.join(pki_dir, "ca.crt")))
         if not self._task.check_mode and ca and store_ca != ca:
             raise AnsibleActionFail(f"adopt: the store's CA ({store_ca}) is not the one the hosts record ({ca})")
-        fingerprints, names = {}, {}
+        fingerprints, names, inputs = {}, {}, {}
         code = tree_digest("roles", "plugins", "playbooks")   # once for every phase
         # a preview has no journal key yet (it comes back with the store, which a preview does not
         # write): the hosts' records are taken as they are, and compared when adopting for real
@@ -323,13 +327,14 @@ class ActionModule(ActionModuleBase):
         for p in ij.PHASES:
             if not p.name.startswith("hook:"):
                 with_it = [h for h in hosts if p.name in (records.get(h) or {})]
-                fingerprints[p.name], names[p.name] = self._fingerprints(p.name, with_it, task_vars, code)
+                fingerprints[p.name], names[p.name], inputs[p.name] = self._fingerprints(p.name, with_it, task_vars, code)
                 if unkeyed:
                     fingerprints[p.name] = {h: records[h][p.name] for h in with_it}
         hooks_dir = to_text(self._templar.template(task_vars.get("tke_hooks_dir", "hooks")))
         hooks = {p.name: ij.hook_fingerprint(hooks_dir, p.name[len("hook:"):]) for p in ij.PHASES
                  if p.name.startswith("hook:")}
-        journal, again = ij.rebuild(records, fingerprints, hooks, utc_now(), machines=machines, names=names)
+        journal, again = ij.rebuild(records, fingerprints, hooks, utc_now(), machines=machines, names=names,
+                                    inputs=inputs)
         journal_path = os.path.join(state_dir, "journal.json")
         if not self._task.check_mode:
             write_private(path, si.dump(identity))
@@ -480,8 +485,9 @@ class ActionModule(ActionModuleBase):
         return {host: ij.parse_host_drift(text, record_dir) for host, text in outputs.items()}
 
     def _fingerprints(self, phase, hosts, task_vars, code=None):
-        """host -> the fingerprint of the phase's inputs now, and the hosts its configuration
-        names; code: the collection's code digest when the caller has it already."""
+        """(host -> the fingerprint of the phase's inputs now, host -> the hosts its configuration
+        names there, host -> the fingerprint of its inputs less those: install_journal.decide);
+        code: the collection's code digest when the caller has it already."""
         options = ij.input_options(phase)
         code = code or tree_digest("roles", "plugins", "playbooks")
         if getattr(self, "_journal_key", None) is None:
@@ -494,12 +500,16 @@ class ActionModule(ActionModuleBase):
         groups = task_vars.get("groups", {})
         named = {h: {k: self._templar.template(hostvars[h].get(k)) for k in ("ansible_host", "tke_node_ip")}
                  for h in groups.get("all", ()) if h in hostvars}
-        site = ij.site_names(phase, named, groups)
-        out = {}
+        out, names, inputs, sites = {}, {}, {}, {}
         for host in hosts:
             hv = hostvars.get(host, {})
             keys = ij.input_names(hv, options, exclude=set(run_facts.get(host, {})))
-            inputs = {k: self._input(hostvars, host, k) for k in keys}
-            out[host] = ij.fingerprint(self._journal_key, phase, code, inputs, sorted(hv.get("group_names", [])),
-                                       hv.get("ansible_host", host), site)
-        return out, [entry[0] for entry in site]
+            values = {k: self._input(hostvars, host, k) for k in keys}
+            wanted = ij.named_groups(phase, host, groups)
+            if wanted not in sites:   # (the same for every host naming the same groups)
+                sites[wanted] = ij.site_names(phase, named, groups, host)
+            own = (phase, code, values, sorted(hv.get("group_names", [])), hv.get("ansible_host", host))
+            out[host] = ij.fingerprint(self._journal_key, *own, sites[wanted])
+            inputs[host] = ij.fingerprint(self._journal_key, *own)
+            names[host] = [entry[0] for entry in sites[wanted]]
+        return out, names, inputs

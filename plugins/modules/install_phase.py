@@ -158,6 +158,14 @@ run_hosts:
   description: Hosts that run the phase.
   returned: state=start
   type: list
+names_hosts:
+  description: >-
+    The hosts of C(run_hosts) whose only change is the hosts their configuration names (a node
+    added or removed), when the phase has names tasks (install.yml's C(tke_phase_names_tasks)):
+    playbooks/phase.yml runs those tasks alone there.
+  returned: state=start
+  type: list
+  elements: str
 unchecked:
   description: >-
     Check mode: phase -> the hosts that would run it but on which it cannot be checked, because its

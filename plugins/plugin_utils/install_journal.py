@@ -34,8 +34,10 @@ FORMAT = 1
 # (tke_phase_roles: their argument specs name its inputs), whether its hosts run it together
 # (tke_phase_together: a cluster forms, a first master leads, a VIP moves: when any of its hosts
 # needs it, it runs on all of them, so no host is missing when another relies on it) and which
-# groups' hosts its configuration names on every host (tke_phase_names: /etc/hosts names every
-# node, keepalived names the masters...: adding or removing such a host re-runs the phase there).
+# groups' hosts its configuration names (tke_phase_names: /etc/hosts names every node on every
+# host, keepalived names the masters, the TKE server certificate of the masters and registry
+# hosts every node...: adding or removing such a host re-runs the phase where it is named; with
+# tke_phase_names_tasks, a host whose only change is that runs those of the roles' tasks alone).
 # Hooks are phases too (their input is the hook file's content); they run together.
 COLLECTION_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_PLAYBOOK = COLLECTION_ROOT / "playbooks" / "install.yml"
@@ -54,6 +56,8 @@ class Phase(NamedTuple):
     name: str
     roles: tuple = ()
     together: bool = True
+    # ((host group, (groups it names)), ...): the hosts of a host group ("all": every host) name
+    # the hosts of those groups in their configuration (tke_phase_names; named_groups)
     names_groups: tuple = ()
     tags: tuple = ()
     # the names its entry's variables use (a role's `when`, the host-by-host step's role)
@@ -62,6 +66,9 @@ class Phase(NamedTuple):
     hosts: str = "all"
     # it only reads the hosts (tke_phase_reads_only): check mode checks it on a host new to it too
     reads_only: bool = False
+    # the roles' tasks that write what names other hosts (tke_phase_names_tasks: tasks/<it>.yml),
+    # which a host whose only change is the hosts it names runs instead of the whole phase
+    names_tasks: str = ""
 
 
 def read_phases(path=INSTALL_PLAYBOOK):
@@ -77,10 +84,18 @@ def read_phases(path=INSTALL_PLAYBOOK):
             serial = (v.get("tke_phase_serial") or {}).get("role")
             roles += (serial,) if serial and serial not in roles else ()
             phases.append(Phase(v["tke_phase"], roles, bool(v.get("tke_phase_together", False)),
-                                tuple(v.get("tke_phase_names") or ()), tuple(entry.get("tags") or ()),
+                                _names_groups(v.get("tke_phase_names")), tuple(entry.get("tags") or ()),
                                 _words(yaml.safe_dump(v)), str(v.get("tke_phase_hosts", "all")),
-                                bool(v.get("tke_phase_reads_only", False))))
+                                bool(v.get("tke_phase_reads_only", False)), str(v.get("tke_phase_names_tasks") or "")))
     return tuple(phases)
+
+
+def _names_groups(value):
+    """tke_phase_names as ((host group, (named groups)), ...): a list is what every host names, a
+    mapping says it per host group ({masters: [all]}: the masters name every host)."""
+    if isinstance(value, dict):
+        return tuple((str(group), tuple(named or ())) for group, named in value.items())
+    return (("all", tuple(value)),) if value else ()
 
 
 PHASES = read_phases()
@@ -119,6 +134,12 @@ def phase_number(phase):
 
 def runs_together(name):
     return phase(name).together
+
+
+def names_tasks(name):
+    """The roles' tasks a host runs when only the hosts its configuration names changed ("" when
+    the phase has none: the whole phase runs there)."""
+    return "" if name.startswith("hook:") else phase(name).names_tasks
 
 
 def role_options(role, roles_dir=COLLECTION_ROOT / "roles"):
@@ -260,17 +281,26 @@ def select_inputs(host_vars, options):
     return {k: host_vars[k] for k in input_names(host_vars, options)}
 
 
-def site_names(name, hostvars, groups):
-    """What a phase's configuration on every host says about other hosts: for each host of the
-    groups the phase names (tke_phase_names), its groups and addresses. Part of every host's
-    fingerprint, so adding or removing such a host re-runs the phase on the hosts that name it."""
-    wanted = phase(name).names_groups if not name.startswith("hook:") else ()
+def named_groups(name, host, groups):
+    """The groups whose hosts the phase's configuration on host names (tke_phase_names)."""
+    out = []
+    for group, named in (phase(name).names_groups if not name.startswith("hook:") else ()):
+        if group == "all" or host in groups.get(group, ()):
+            out += [g for g in named if g not in out]
+    return tuple(out)
+
+
+def site_names(name, hostvars, groups, host):
+    """What a phase's configuration on host says about other hosts: for each host of the groups it
+    names there (named_groups), its groups and addresses. Part of the host's fingerprint, so adding
+    or removing such a host re-runs the phase on the hosts that name it."""
+    wanted = named_groups(name, host, groups)
     hosts = sorted({h for g in wanted for h in groups.get(g, ())})
     out = []
-    for host in hosts:
-        hv = hostvars.get(host, {})
-        out.append([host, sorted(g for g in wanted if host in groups.get(g, ())),
-                    str(hv.get("ansible_host") or host), str(hv.get("tke_node_ip") or "")])
+    for other in hosts:
+        hv = hostvars.get(other, {})
+        out.append([other, sorted(g for g in wanted if other in groups.get(g, ())),
+                    str(hv.get("ansible_host") or other), str(hv.get("tke_node_ip") or "")])
     return out
 
 
@@ -311,31 +341,40 @@ def parse_phase_list(value, what):
 
 
 def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machines=None, records=None,
-           names=None, drift=None):
+           names=None, drift=None, inputs=None):
     """Which hosts run the phase. fingerprints: host -> fingerprint of its inputs now; machines:
     host -> its machine id now (/etc/machine-id), when known; records: host -> {phase: fingerprint}
-    the host itself records as done (parse_host_read), when known; names: the hosts the phase's
-    configuration names now (site_names), to say why a done host runs again; drift: host ->
-    {phase: [state probes that differ from the host's record]} (parse_host_drift), when known: a
-    host whose state drifted runs the phase again.
+    the host itself records as done (parse_host_read), when known; names: host -> the hosts the
+    phase's configuration names there now (site_names; one list: the same on every host), to say
+    why a done host runs again; drift: host -> {phase: [state probes that differ from the host's
+    record]} (parse_host_drift), when known: a host whose state drifted runs the phase again;
+    inputs: host -> the fingerprint of its inputs less the hosts its configuration names (the
+    journal records it beside the fingerprint), when known.
 
-    Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts], "why": {host: reason}}
-    with hosts in the given order. A host whose machine id differs from the one recorded with the
-    phase is another machine under the same name; a host that does not record the phase done with
-    this fingerprint was wiped or rebuilt (or never finished it): either way the phase runs there
-    again ("reinstalled").
+    Returns {"run": [hosts], "skip": {host: reason}, "reinstalled": [hosts], "why": {host: reason},
+    "names_only": [hosts]} with hosts in the given order. A host whose machine id differs from the
+    one recorded with the phase is another machine under the same name; a host that does not
+    record the phase done with this fingerprint was wiped or rebuilt (or never finished it):
+    either way the phase runs there again ("reinstalled").
+
+    A done host whose fingerprint changed only in the hosts its configuration names (its inputs
+    fingerprint is the one recorded, the host records the phase done as the journal does, its
+    state did not drift) is "names_only": a phase with names tasks (tke_phase_names_tasks) runs
+    those alone there.
 
     A phase that runs together runs on every host as soon as one of them needs it again - with
     one exception: hosts that are new to the phase (no journal entry: hosts added to the
-    inventory, docs/lifecycle.md) do not bring along the hosts that have it done with unchanged
-    inputs. Adding a node thus costs the same on a site of 3 or of 30 hosts; a host whose
-    configuration names the new one (tke_phase_names) has changed inputs and runs anyway.
+    inventory, docs/lifecycle.md) and names_only hosts do not bring along the hosts that have it
+    done with unchanged inputs. Adding a node thus runs the phase on the new node and where the
+    configuration names it (tke_phase_names), on a site of 3 or of 30 hosts alike. When the phase
+    runs on every host, no host is names_only: each runs all of it.
     """
-    run, skipped, reinstalled, why = [], {}, [], {}
+    run, skipped, reinstalled, why, names_only = [], {}, [], {}, []
     done = journal.get("phases", {}).get(phase, {})
-    machines, records = machines or {}, records or {}
+    machines, records, inputs = machines or {}, records or {}, inputs or {}
     for host, fp in fingerprints.items():
         entry = done.get(host, {})
+        drifted = ((drift or {}).get(host) or {}).get(phase)
         if phase in skip:
             skipped[host] = "skipped: named in tke_skip_phases"
         elif phase in force or not resume:
@@ -346,19 +385,27 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machine
             reinstalled.append(host)
             run.append(host)
             why[host] = "reinstalled"
-        elif entry.get("fingerprint") == fp and ((drift or {}).get(host) or {}).get(phase):
+        elif entry.get("fingerprint") == fp and drifted:
             run.append(host)
             why[host] = "drifted: " + ", ".join(drift[host][phase])
         elif entry.get("fingerprint") == fp:
             skipped[host] = f"done {entry.get('done_at', '')}, inputs unchanged".replace(" ,", ",")
         else:
             run.append(host)
-            why[host] = _why_changed(entry, names)
-    if run and runs_together(phase) and any(why[h] != "new" for h in run):
+            why[host] = _why_changed(entry, names.get(host) if isinstance(names, dict) else names)
+            if (entry.get("inputs") and entry["inputs"] == inputs.get(host) and not drifted
+                    and not _other_machine(entry, machines.get(host))
+                    and not _not_on_host(phase, entry.get("fingerprint"), records.get(host))):
+                names_only.append(host)
+                if why[host] == "inputs changed":   # the same hosts, another address or group
+                    why[host] = "the addresses or groups of the hosts its configuration names changed"
+    if run and runs_together(phase) and any(why[h] != "new" and h not in names_only for h in run):
         for host in fingerprints:
             why.setdefault(host, "runs together with " + ", ".join(run))
-        run, skipped = list(fingerprints), {}
-    return {"run": run, "skip": skipped, "reinstalled": reinstalled, "why": why}
+        run, skipped, names_only = list(fingerprints), {}, []
+    for host in names_only if names_tasks(phase) else ():
+        why[host] += ": only what names them"
+    return {"run": run, "skip": skipped, "reinstalled": reinstalled, "why": why, "names_only": names_only}
 
 
 def _why_changed(entry, names):
@@ -614,18 +661,22 @@ def unchecked(name, hosts, records, groups, skip=(), this_run=USER_PHASES):
     return {h: out[h] for h in hosts if h in out}
 
 
-def record(journal, phase, fingerprints, now, machines=None, names=None, seconds=None):
+def record(journal, phase, fingerprints, now, machines=None, names=None, seconds=None, inputs=None):
     """Mark the phase done on these hosts (with their machine ids when known, the hosts the
-    phase's configuration names, and how many seconds the phase took, when given); returns the
-    updated journal (the input is not changed)."""
+    phase's configuration names - host -> hosts, or one list for every host -, the fingerprint of
+    their inputs less those (decide's inputs) and how many seconds the phase took, when given);
+    returns the updated journal (the input is not changed)."""
     new = json.loads(json.dumps(journal))
     entry = new.setdefault("phases", {}).setdefault(phase, {})
     for host, fp in fingerprints.items():
         entry[host] = {"fingerprint": fp, "done_at": now}
         if (machines or {}).get(host):
             entry[host]["machine"] = machines[host]
-        if names is not None:
-            entry[host]["names"] = sorted(names)
+        named = names.get(host) if isinstance(names, dict) else names
+        if named is not None:
+            entry[host]["names"] = sorted(named)
+        if (inputs or {}).get(host):
+            entry[host]["inputs"] = inputs[host]
         if seconds is not None:
             entry[host]["seconds"] = seconds
     new["step"] = step(new)
@@ -684,7 +735,7 @@ def hook_fingerprint(hooks_dir, name):
     return {"controller": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
-def rebuild(records, fingerprints, hooks, now, machines=None, names=None):
+def rebuild(records, fingerprints, hooks, now, machines=None, names=None, inputs=None):
     """A lost journal rebuilt from what the hosts record (playbooks/adopt.yml): a phase is done on
     a host that records it done with the fingerprint its inputs have now (a host whose record
     differs runs the phase again at the next install, as after an inventory change). An
@@ -692,7 +743,8 @@ def rebuild(records, fingerprints, hooks, now, machines=None, names=None):
     after it is done on some host (the last hook: the phase right before it); hooks record nothing
     on hosts. records: host ->
     {phase: fingerprint} (parse_host_read); fingerprints: phase -> {host: fingerprint now};
-    hooks: hook phase -> hook_fingerprint(); names: phase -> the hosts its configuration names.
+    hooks: hook phase -> hook_fingerprint(); names: phase -> {host: the hosts its configuration
+    names there}; inputs: phase -> {host: the fingerprint of its inputs less those}.
     Returns (journal, {phase: [hosts that run it again]})."""
     journal, again = empty(), {}
     for p in PHASES:
@@ -704,7 +756,8 @@ def rebuild(records, fingerprints, hooks, now, machines=None, names=None):
         if stale:
             again[p.name] = stale
         if done:
-            journal = record(journal, p.name, done, now, machines=machines, names=(names or {}).get(p.name))
+            journal = record(journal, p.name, done, now, machines=machines, names=(names or {}).get(p.name),
+                             inputs=(inputs or {}).get(p.name))
     for i, p in enumerate(PHASES):
         if p.name.startswith("hook:") and hooks.get(p.name):
             later = [q.name for q in PHASES[i + 1:] if not q.name.startswith("hook:")]

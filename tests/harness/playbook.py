@@ -51,6 +51,17 @@ class PlaybookRun:
         return {m[0]: [h for h in m[1].split(", ") if h != "no host"]
                 for m in re.findall(r"phase \d+/\d+ (\S+): running on (no host|[\w.-]+(?:, [\w.-]+)*)", flat)}
 
+    def host_tasks(self, host: str) -> list[str]:
+        """The names of the tasks that ran on host (ok or changed there, delegated ones included),
+        in order ("offline_pot.tke.host_init : Install chrony")."""
+        out, task = [], ""
+        for line in self.output.splitlines():
+            if line.startswith("TASK ["):
+                task = line[len("TASK ["):].rstrip("* ").removesuffix("]")
+            elif re.match(rf"(ok|changed): \[{re.escape(host)}(\]| ->)", line):
+                out.append(task)
+        return out
+
     def task_names(self) -> set[str]:
         """The names of the tasks the run went through (ran, skipped or changed on some host)."""
         return {line.rstrip("* ") for line in self.output.splitlines() if line.startswith("TASK [")}

@@ -485,15 +485,31 @@ def test_add_two_workers(six, day2, two_workers):
     inv, run = two_workers
     assert node_list(six) == ["h1", "h2", "h4", "h5", "h6"]
     ran = run.phase_hosts()
-    # the new workers run every phase of a worker; the existing hosts only the phases whose
-    # configuration names every host (precheck's peers, /etc/hosts and chrony, the PKI's members)
-    for phase in ("precheck", "host_init", "pki"):
+    # the new workers run every phase of a worker; the existing hosts only where their
+    # configuration names every host: precheck's peers, /etc/hosts and chrony (host_init's names
+    # tasks alone), the TKE server certificate of the masters and the registry host (the PKI; not on
+    # the worker h4, whose files name no other host)
+    for phase in ("precheck", "host_init"):
         assert sorted(ran[phase]) == HOSTS, (phase, ran)
+    assert sorted(ran["pki"]) == ["h1", "h2", "h5", "h6"], ran
     for phase in ("offline", "runtime", "registry", "ha", "nodes", "network"):
         assert sorted(ran[phase]) == ["h5", "h6"], (phase, ran)
     assert ran["etcd"] == [] and ran["control_plane"] == [], ran
-    # and the run says why the existing hosts ran
-    assert "(h1, h2, h4: its configuration names h5, h6 (added); h5, h6: new)" in flat(run.output), run.explain()
+    # and the run says why the existing hosts ran, and what
+    assert ("(h1, h2, h4: its configuration names h5, h6 (added): only what names them; h5, h6: new)"
+            in flat(run.output)), run.explain()
+    assert "(h1, h2: its configuration names h5, h6 (added); h5, h6: new); skipping h4" in flat(run.output), \
+        run.explain()
+    names_tasks = {"offline_pot.tke.host_init : Managed /etc/hosts block (registry, API domain, nodes)",
+                   "offline_pot.tke.host_init : Configure chrony (NTP servers, or the first master as the source)",
+                   "offline_pot.tke.host_init : The state this role keeps on the host, for the phase's record "
+                   "(a drifted one runs the phase again)"}
+    for host in ("h1", "h2", "h4", "h5"):
+        host_init = {t for t in run.host_tasks(host) if t.startswith("offline_pot.tke.host_init :")}
+        if host == "h5":
+            assert names_tasks < host_init and "offline_pot.tke.host_init : Install chrony" in host_init, host_init
+        else:
+            assert host_init == names_tasks, (host, host_init)
     # the changes on the existing hosts are those phases' (the configuration naming h5 and h6, the records)
     for host in ("h1", "h2", "h4"):
         for line in changed_by_host(run).get(host, []):

@@ -43,9 +43,9 @@ def installed(tmp_path):
     journal, lines = ij.empty(), {h: ["0123abcd", ""] for h in GROUPS["all"]}
     for phase in PHASES:
         hosts = ij.pattern_hosts(ij.phase(phase).hosts, GROUPS)
-        fps, names = mod._fingerprints(phase, hosts, tv)
+        fps, names, inputs = mod._fingerprints(phase, hosts, tv)
         journal = ij.record(journal, phase, fps, "2026-11-26T00:00:00Z", machines={h: "0123abcd" for h in hosts},
-                            names=names)
+                            names=names, inputs=inputs)
         for h, fp in fps.items():
             lines[h].append(f"{RECORDS}/{phase}:{fp}")
     write_private(os.path.join(state, "journal.json"), ij.dump(journal))
@@ -87,6 +87,28 @@ def test_what_a_start_would_run_is_planned_and_nothing_else(tmp_path):
     assert plan(state, installed(tmp_path / "c")[1], tke_resume=False)["skip_phases"] == []
     state, hostvars = installed(tmp_path / "d")
     assert plan(state, hostvars, force_phases="ha")["run_phases"] == {"ha": ["m1", "w1"]}
+
+
+def test_a_node_added_runs_every_phase_there_and_only_where_the_others_name_it(tmp_path):
+    state, hostvars = installed(tmp_path)
+    grown = {**GROUPS, "all": ["m1", "w1", "w2"], "workers": ["w1", "w2"]}
+    hostvars["w2"] = {"group_names": ["workers"], "ansible_host": "w2", "tke_network_mtu": 1450,
+                      "__tke_host_read": {"rc": 0, "stdout": "4567cdef\n"}}
+    hosts = {"groups": grown, "ansible_play_hosts": grown["all"], "ansible_play_hosts_all": grown["all"]}
+    result = plan(state, hostvars, **hosts)
+    # every host's /etc/hosts and precheck's peers name w2; the master's PKI (its TKE server
+    # certificate, the registry's) names it, the worker w1's does not; the rest is w2's alone
+    assert result["run_phases"] == {"precheck": ["m1", "w1", "w2"], "host_init": ["m1", "w1", "w2"],
+                                    "pki": ["m1", "w2"], **{p: ["w2"] for p in ("offline", "runtime", "registry", "ha",
+                                                                                "nodes", "network")}}
+    # the start of host_init: m1 and w1 run only what names the hosts (install.yml's tke_phase_names_tasks)
+    tv = task_vars(state, hostvars, __tke_plan=result, **hosts)
+    start = action().run_action({"state": "start", "phase": "host_init"}, {}, tv)
+    assert start["run_hosts"] == ["m1", "w1", "w2"] and start["names_hosts"] == ["m1", "w1"], start
+    assert "m1, w1: its configuration names w2 (added): only what names them; w2: new" in start["msg"]
+    # the PKI has no names tasks: where it runs, it runs whole
+    start = action().run_action({"state": "start", "phase": "pki"}, {}, tv)
+    assert start["run_hosts"] == ["m1", "w2"] and start["names_hosts"] == [], start
 
 
 def test_tags_and_limit(tmp_path):

@@ -10,7 +10,7 @@ FP = {"h1": "a", "h2": "b"}
 
 def test_fresh_journal_runs_everywhere():
     assert j.decide(j.empty(), "precheck", FP) == {"run": ["h1", "h2"], "skip": {}, "reinstalled": [],
-                                                   "why": {"h1": "new", "h2": "new"}}
+                                                   "why": {"h1": "new", "h2": "new"}, "names_only": []}
 
 
 def test_done_with_same_fingerprint_is_skipped_and_changed_inputs_run():
@@ -30,7 +30,8 @@ def test_force_and_no_resume_run_done_hosts():
 def test_skip_list_wins_over_force():
     d = j.decide(j.empty(), "registry", FP, force={"registry"}, skip={"registry"})
     assert d == {"run": [], "skip": {"h1": "skipped: named in tke_skip_phases",
-                                     "h2": "skipped: named in tke_skip_phases"}, "reinstalled": [], "why": {}}
+                                     "h2": "skipped: named in tke_skip_phases"}, "reinstalled": [], "why": {},
+                 "names_only": []}
 
 
 def test_record_does_not_mutate_and_keeps_other_hosts():
@@ -201,13 +202,21 @@ def test_site_names_cover_the_hosts_a_phase_names():
     groups = {"all": ["m1", "w1", "w2"], "masters": ["m1"], "workers": ["w1", "w2"]}
     hv = {"m1": {"ansible_host": "10.0.0.1"}, "w1": {"ansible_host": "10.0.0.2", "tke_node_ip": "10.1.0.2"},
           "w2": {}}
-    assert j.site_names("host_init", hv, groups) == [
+    assert j.site_names("host_init", hv, groups, "w1") == [
         ["m1", ["all"], "10.0.0.1", ""], ["w1", ["all"], "10.0.0.2", "10.1.0.2"], ["w2", ["all"], "w2", ""]]
-    # nodes names the masters only: a worker added changes nothing there; runtime names no host
+    # ha names the masters only (keepalived's peers): a worker added changes nothing there;
+    # runtime and nodes (a worker's join names the endpoint) name no host
     fewer = {"all": ["m1", "w1"], "masters": ["m1"], "workers": ["w1"]}
-    assert j.site_names("nodes", hv, groups) == j.site_names("nodes", hv, fewer)
-    assert j.site_names("host_init", hv, groups) != j.site_names("host_init", hv, fewer)
-    assert j.site_names("runtime", hv, groups) == []
+    assert j.site_names("ha", hv, groups, "w1") == j.site_names("ha", hv, fewer, "w1") != []
+    assert j.site_names("nodes", hv, groups, "w1") == []
+    assert j.site_names("host_init", hv, groups, "w1") != j.site_names("host_init", hv, fewer, "w1")
+    assert j.site_names("runtime", hv, groups, "w1") == []
+    # per host group (tke_phase_names as a mapping): the PKI of a master (its TKE server certificate)
+    # names every host, a worker's none - a worker added changes the masters' PKI only
+    assert j.named_groups("pki", "m1", groups) == ("all",) and j.named_groups("pki", "w1", groups) == ()
+    assert j.site_names("pki", hv, groups, "m1") == j.site_names("host_init", hv, groups, "m1")
+    assert j.site_names("pki", hv, groups, "w1") == j.site_names("pki", hv, fewer, "w1") == []
+    assert j.named_groups("pki", "r1", {**groups, "registry": ["r1"]}) == ("all",)
 
 
 def test_inputs_are_the_settings_the_phase_roles_read():
@@ -272,10 +281,19 @@ def test_the_phases_are_install_yml_entries_and_each_runs_as_declared():
             assert {"tke_phase_title", "tke_phase_hosts", "tke_phase_roles"} <= set(v), entry
             assert set(v) <= {"tke_phase", "tke_phase_title", "tke_phase_hosts", "tke_phase_roles",
                               "tke_phase_together", "tke_phase_names", "tke_phase_serial",
-                              "tke_phase_reads_only"}, entry
-            for role in j.phase(v["tke_phase"]).roles:
+                              "tke_phase_reads_only", "tke_phase_names_tasks"}, entry
+            p = j.phase(v["tke_phase"])
+            for role in p.roles:
                 assert (roles / role / "meta" / "argument_specs.yml").is_file(), role
-            assert set(j.phase(v["tke_phase"]).names_groups) <= {"all", "masters", "workers", "etcd", "registry"}
+                # names tasks: each role's own file, an entry point of its spec
+                if p.names_tasks:
+                    assert (roles / role / "tasks" / f"{p.names_tasks}.yml").is_file(), (role, p.names_tasks)
+                    spec = yaml.safe_load((roles / role / "meta" / "argument_specs.yml").read_text())
+                    assert p.names_tasks in spec["argument_specs"], (role, p.names_tasks)
+            known = {"all", "masters", "workers", "etcd", "registry"}
+            assert all(g in known and set(named) <= known for g, named in p.names_groups), p.names_groups
+            # names tasks only for a phase of one role that names hosts (roles/tke/tasks/phase_names.yml)
+            assert not p.names_tasks or (p.names_groups and len(v["tke_phase_roles"]) == 1), p
         elif "tke_hook" in v:
             assert entry["ansible.builtin.import_playbook"] == "hook.yml" and entry["tags"] == ["hooks"], entry
     # the validate play is tagged validate (and always)
@@ -482,3 +500,52 @@ def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_fin
     assert (rec / "host_init").read_text() == "fp-2\n" and (rec / j.SALT_NAME).read_text() == salt
     assert run(j.record_script(str(rec), "host_init", host_records, "fp-2", "", str(rec / j.SALT_NAME))) == "recorded"
     assert sorted(os.listdir(rec)) == [".salt", "host_init"]
+
+
+def test_a_host_whose_only_change_is_the_hosts_it_names_runs_only_what_names_them():
+    # h1, h2 did host_init; h3 is added: their fingerprints change (their /etc/hosts names h3),
+    # the fingerprints of their inputs less the names do not
+    journal = j.record(j.empty(), "host_init", FP, "t", names=["h1", "h2"], inputs={"h1": "i1", "h2": "i2"})
+    assert journal["phases"]["host_init"]["h1"]["inputs"] == "i1"
+    now = {"h1": "x", "h2": "y", "h3": "z"}
+    names = {h: ["h1", "h2", "h3"] for h in now}
+    records = {"h1": {"host_init": "a"}, "h2": {"host_init": "b"}, "h3": {}}
+    d = j.decide(journal, "host_init", now, names=names, inputs={"h1": "i1", "h2": "i2", "h3": "i3"},
+                 records=records)
+    assert d["run"] == ["h1", "h2", "h3"] and d["names_only"] == ["h1", "h2"]
+    assert d["why"] == {"h1": "its configuration names h3 (added): only what names them",
+                        "h2": "its configuration names h3 (added): only what names them", "h3": "new"}
+    # another input changed too, the host does not record the phase as the journal does (rebuilt),
+    # or its state drifted: the whole phase runs there
+    for kwargs in ({"inputs": {"h1": "other", "h2": "i2"}}, {"inputs": {"h1": "i1", "h2": "i2"},
+                                                            "records": {"h1": {}, "h2": records["h2"]}},
+                   {"inputs": {"h1": "i1", "h2": "i2"}, "drift": {"h1": {"host_init": ["hosts-block"]}}}):
+        d = j.decide(journal, "host_init", now, names=names, **{"records": records, **kwargs})
+        assert d["names_only"] == ["h2"] and d["why"]["h1"] == "its configuration names h3 (added)", (kwargs, d)
+    # a journal written before the inputs were recorded: the whole phase runs
+    old = j.record(j.empty(), "host_init", FP, "t", names=["h1", "h2"])
+    assert j.decide(old, "host_init", now, names=names, inputs={"h1": "i1", "h2": "i2"})["names_only"] == []
+    # the same hosts at other addresses: named, not added
+    d = j.decide(journal, "host_init", {"h1": "x", "h2": "b"}, names={"h1": ["h1", "h2"], "h2": ["h1", "h2"]},
+                 inputs={"h1": "i1", "h2": "i2"})
+    assert d["why"] == {"h1": "the addresses or groups of the hosts its configuration names changed: only what "
+                              "names them"}
+
+
+def test_hosts_that_only_name_an_added_host_do_not_bring_along_a_phase_run_together():
+    # the PKI (run together): a worker w2 added - the master's TKE server certificate names it, the
+    # worker w1's files do not (tke_phase_names per host group): m1 and w2 run it, w1 does not
+    fp = {"m1": "a", "w1": "b"}
+    journal = j.record(j.empty(), "pki", fp, "t", names={"m1": ["m1", "w1"], "w1": []},
+                       inputs={"m1": "im", "w1": "iw"})
+    now = {"m1": "x", "w1": "b", "w2": "c"}
+    d = j.decide(journal, "pki", now, names={"m1": ["m1", "w1", "w2"], "w1": [], "w2": ["m1", "w1", "w2"]},
+                 inputs={"m1": "im", "w1": "iw", "w2": "iw2"})
+    assert d["run"] == ["m1", "w2"] and list(d["skip"]) == ["w1"] and d["names_only"] == ["m1"]
+    # the pki phase has no names tasks: m1 runs all of it, and the line says only why
+    assert d["why"]["m1"] == "its configuration names w2 (added)" and not j.names_tasks("pki")
+    assert j.names_tasks("host_init") == "names"
+    # an input changed on m1 as well: every host runs it, all of it
+    d = j.decide(journal, "pki", now, names={"m1": ["m1", "w1", "w2"], "w1": [], "w2": []},
+                 inputs={"m1": "changed", "w1": "iw", "w2": "iw2"})
+    assert d["run"] == ["m1", "w1", "w2"] and d["names_only"] == [] and d["why"]["w1"] == "runs together with m1, w2"
