@@ -15,6 +15,10 @@ detached worktree under .cache/): each round installs the site with one tree, th
 (alternating which goes first), on the same hosts given fresh root file systems between installs,
 then a no-op re-run; it prints, per tree, the medians of the install and no-op times, of each
 phase's time, of the tasks per host and of the plays printed, and the ratio this/REF.
+
+`--add`: a fourth host, h4, is added to the installed site as a worker (install.yml with it in the
+inventory, docs/lifecycle.md): its time, the controller's CPU, and the tasks that reached each
+existing host (what adding a node costs them); with --ab, per tree.
 """
 import argparse
 import collections
@@ -72,10 +76,16 @@ def timed(inv, *args, tree=TOP):
     return run, elapsed
 
 
+def reached(run):
+    """host -> the tasks that reached it (not skipped, not run on the controller: each is at least
+    one SSH round trip)."""
+    return collections.Counter(r["host"] for r in run.tasks if r["status"] != "skipped" and not r["on_controller"])
+
+
 def where_time_goes(run, top=20):
-    """Lines: tasks per host that reached the host (not skipped, not run on the controller: each is
-    at least one SSH round trip), and the top tasks by wall time summed over hosts."""
-    on_host = collections.Counter(r["host"] for r in run.tasks if r["status"] != "skipped" and not r["on_controller"])
+    """Lines: tasks per host that reached the host (reached()), and the top tasks by wall time
+    summed over hosts."""
+    on_host = reached(run)
     total = collections.defaultdict(float)
     count = collections.Counter()
     for r in run.tasks:
@@ -105,8 +115,18 @@ def worktree(ref):
     return path, sha[:12]
 
 
-def one_install(hosts, tmp, pack, tree, label, fresh):
-    """Fresh hosts, then the install and a no-op re-run from tree; the figures."""
+def grow(hosts, site, pack, tree=TOP):
+    """h4 added to the installed site of sites.ha_keepalived as a worker: the run, its time."""
+    inv = sites.keepalived_site(hosts, site / "hosts.yml", pack, ["h1", "h2"], ["h3", "h4"])
+    run, took = timed(inv, tree=tree)
+    if run.rc != 0:
+        print(run.explain())
+        raise SystemExit("adding h4 failed")
+    return run, took
+
+
+def one_install(hosts, tmp, pack, tree, label, fresh, add=False):
+    """Fresh hosts, then the install and a no-op re-run from tree (and h4 added: add); the figures."""
     from harness import kubeadm_double
     if fresh:
         hosts.reset(*hosts.names)
@@ -122,23 +142,28 @@ def one_install(hosts, tmp, pack, tree, label, fresh):
         print(full.explain())
         raise SystemExit(f"{label}: the install failed")
     noop, t_noop = timed(inv, tree=tree)
-    return {"install": t_full, "no-op": t_noop, "plays": plays(full), "controller CPU": full.cpu, "hosts CPU": full.hosts_cpu,
-            **{f"tasks {h}": n for h, n in tasks_per_host(full).items()},
-            **{f"phase {m[1]}": float(m[2]) for m in PHASE_DONE.findall(full.output)}}
+    fig = {"install": t_full, "no-op": t_noop, "plays": plays(full), "controller CPU": full.cpu, "hosts CPU": full.hosts_cpu,
+           **{f"tasks {h}": n for h, n in tasks_per_host(full).items()},
+           **{f"phase {m[1]}": float(m[2]) for m in PHASE_DONE.findall(full.output)}}
+    if add:
+        grown, t_add = grow(hosts, site, pack, tree)
+        fig.update({"add h4": t_add, "add h4: controller CPU": grown.cpu,
+                    **{f"add h4: reached {h}": n for h, n in sorted(reached(grown).items())}})
+    return fig
 
 
-def ab(ref, rounds, th_id):
+def ab(ref, rounds, th_id, add=False):
     other, sha = worktree(ref)
     trees = {"this": TOP, sha: other}
     figures = {k: [] for k in trees}
     print(f"A/B: this checkout ({TOP}) against {ref} ({sha}), {rounds} round(s); "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
-    with sites.started(th_id, 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
+    with sites.started(th_id, 4 if add else 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
         first = True
         for r in range(rounds):
             order = list(trees) if r % 2 == 0 else list(trees)[::-1]
             for label in order:
-                fig = one_install(hosts, tmp, pack, trees[label], label, fresh=not first)
+                fig = one_install(hosts, tmp, pack, trees[label], label, fresh=not first, add=add)
                 first = False
                 figures[label].append(fig)
                 print(f"round {r + 1} {label}: install {fig['install']:.1f} s, no-op {fig['no-op']:.1f} s, "
@@ -162,12 +187,13 @@ def main():
     ap.add_argument("--ab", metavar="REF", help="compare with this git commit (A/B, alternating)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--no-reconverge", action="store_true", help="the install and the no-op re-run only")
+    ap.add_argument("--add", action="store_true", help="then h4 added as a worker (see the docstring)")
     a = ap.parse_args()
     global hosts_cpu_glob   # pylint: disable=global-statement
     hosts_cpu_glob = HOSTS_CPU.format(th_id=a.th_id)
     if a.ab:
-        return ab(a.ab, a.rounds, a.th_id)
-    with sites.started(a.th_id, 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
+        return ab(a.ab, a.rounds, a.th_id, a.add)
+    with sites.started(a.th_id, 4 if a.add else 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):
         inv = sites.ha_keepalived(hosts, tmp / "hosts.yml", pack)
         full, t_full = timed(inv)
         if full.rc != 0:
@@ -196,6 +222,13 @@ def main():
         print("\n".join(where_time_goes(full)))
         if again:
             print("changed by the re-converge: " + ("; ".join(again.changed_tasks()) or "nothing"))
+        if a.add:
+            grown, t_add = grow(hosts, tmp, pack)
+            print(f"h4 added as a worker: {t_add:.1f} s, controller CPU {grown.cpu:.1f} s, hosts CPU "
+                  f"{grown.hosts_cpu:.1f} s; phases: " + ", ".join(f"{m[1]} {m[2]} s" for m in PHASE_DONE.findall(grown.output)))
+            print("\n".join(where_time_goes(grown)))
+            print("phases run per existing host: " + "; ".join(
+                f"{h}: {', '.join(p for p, on in grown.phase_hosts().items() if h in on)}" for h in ("h1", "h2", "h3")))
     return 0
 
 
