@@ -203,7 +203,10 @@ def test_site_names_cover_the_hosts_a_phase_names():
     hv = {"m1": {"ansible_host": "10.0.0.1"}, "w1": {"ansible_host": "10.0.0.2", "tke_node_ip": "10.1.0.2"},
           "w2": {}}
     assert j.site_names("host_init", hv, groups, "w1") == [
-        ["m1", ["all"], "10.0.0.1", ""], ["w1", ["all"], "10.0.0.2", "10.1.0.2"], ["w2", ["all"], "w2", ""]]
+        ["m1", ["all", "masters"], "10.0.0.1", ""], ["w1", ["all"], "10.0.0.2", "10.1.0.2"], ["w2", ["all"], "w2", ""]]
+    # /etc/hosts names the registry host: the registry moved to w1, every host's host_init runs
+    moved = {**groups, "registry": ["w1"]}
+    assert j.site_names("host_init", hv, moved, "w2")[1] == ["w1", ["all", "registry"], "10.0.0.2", "10.1.0.2"]
     # ha names the masters only (keepalived's peers): a worker added changes nothing there;
     # runtime and nodes (a worker's join names the endpoint) name no host
     fewer = {"all": ["m1", "w1"], "masters": ["m1"], "workers": ["w1"]}
@@ -214,7 +217,7 @@ def test_site_names_cover_the_hosts_a_phase_names():
     # per host group (tke_phase_names as a mapping): the PKI of a master (its TKE server certificate)
     # names every host, a worker's none - a worker added changes the masters' PKI only
     assert j.named_groups("pki", "m1", groups) == ("all",) and j.named_groups("pki", "w1", groups) == ()
-    assert j.site_names("pki", hv, groups, "m1") == j.site_names("host_init", hv, groups, "m1")
+    assert [e[0] for e in j.site_names("pki", hv, groups, "m1")] == ["m1", "w1", "w2"]
     assert j.site_names("pki", hv, groups, "w1") == j.site_names("pki", hv, fewer, "w1") == []
     assert j.named_groups("pki", "r1", {**groups, "registry": ["r1"]}) == ("all",)
 
