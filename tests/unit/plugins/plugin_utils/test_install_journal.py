@@ -520,9 +520,10 @@ def test_a_host_whose_only_change_is_the_hosts_it_names_runs_only_what_names_the
                         "h2": "its configuration names h3 (added): only what names them", "h3": "new"}
     # another input changed too, the host does not record the phase as the journal does (rebuilt),
     # or its state drifted: the whole phase runs there
-    for kwargs in ({"inputs": {"h1": "other", "h2": "i2"}}, {"inputs": {"h1": "i1", "h2": "i2"},
-                                                            "records": {"h1": {}, "h2": records["h2"]}},
-                   {"inputs": {"h1": "i1", "h2": "i2"}, "drift": {"h1": {"host_init": ["hosts-block"]}}}):
+    same = {"h1": "i1", "h2": "i2"}
+    for kwargs in ({"inputs": {"h1": "other", "h2": "i2"}},
+                   {"inputs": same, "records": {"h1": {}, "h2": records["h2"]}},
+                   {"inputs": same, "drift": {"h1": {"host_init": ["hosts-block"]}}}):
         d = j.decide(journal, "host_init", now, names=names, **{"records": records, **kwargs})
         assert d["names_only"] == ["h2"] and d["why"]["h1"] == "its configuration names h3 (added)", (kwargs, d)
     # a journal written before the inputs were recorded: the whole phase runs
