@@ -96,7 +96,7 @@ class ActionModule(ActionModuleBase):
                                                         "machines": machines, "names": names, "inputs": inputs}
             # why each host runs (a node added or removed, inputs changed, reinstalled), unless it is
             # a fresh install; who skips it and why; where only the phase's names tasks run
-            # (playbooks/phase.yml: tke_phase_names_tasks)
+            # (roles/tke/tasks/phase_names.yml: tke_phase_names_tasks)
             result.update(skip_hosts=decision["skip"], run_hosts=decision["run"], msg=ij.banner(phase, decision),
                           names_hosts=decision["names_only"] if ij.names_tasks(phase) else [],
                           started=now, estimate=ij.last_seconds(journal, phase, decision["run"]))

@@ -162,7 +162,7 @@ names_hosts:
   description: >-
     The hosts of C(run_hosts) whose only change is the hosts their configuration names (a node
     added or removed), when the phase has names tasks (install.yml's C(tke_phase_names_tasks)):
-    playbooks/phase.yml runs those tasks alone there.
+    roles/tke/tasks/phase_names.yml runs those tasks alone there.
   returned: state=start
   type: list
   elements: str

@@ -36,8 +36,9 @@ FORMAT = 1
 # needs it, it runs on all of them, so no host is missing when another relies on it) and which
 # groups' hosts its configuration names (tke_phase_names: /etc/hosts names every node on every
 # host, keepalived names the masters, the TKE server certificate of the masters and registry
-# hosts every node...: adding or removing such a host re-runs the phase where it is named; with
-# tke_phase_names_tasks, a host whose only change is that runs those of the roles' tasks alone).
+# hosts every node...: adding or removing such a host re-runs the phase where it is named - their
+# membership, not a group's order -; with tke_phase_names_tasks, a host whose only change is that
+# runs those of the roles' tasks alone).
 # Hooks are phases too (their input is the hook file's content); they run together.
 COLLECTION_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_PLAYBOOK = COLLECTION_ROOT / "playbooks" / "install.yml"
@@ -364,10 +365,10 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machine
 
     A phase that runs together runs on every host as soon as one of them needs it again - with
     one exception: hosts that are new to the phase (no journal entry: hosts added to the
-    inventory, docs/lifecycle.md) and names_only hosts do not bring along the hosts that have it
-    done with unchanged inputs. Adding a node thus runs the phase on the new node and where the
-    configuration names it (tke_phase_names), on a site of 3 or of 30 hosts alike. When the phase
-    runs on every host, no host is names_only: each runs all of it.
+    inventory, docs/lifecycle.md) do not bring along the hosts that have it done with unchanged
+    inputs. A done host that runs it again, names_only included, does: the pki phase's authority
+    renews, on the controller, any certificate near its end whoever holds it, so every holder must
+    be in the run. When the phase runs on every host, no host is names_only: each runs all of it.
     """
     run, skipped, reinstalled, why, names_only = [], {}, [], {}, []
     done = journal.get("phases", {}).get(phase, {})
@@ -399,7 +400,7 @@ def decide(journal, phase, fingerprints, force=(), skip=(), resume=True, machine
                 names_only.append(host)
                 if why[host] == "inputs changed":   # the same hosts, another address or group
                     why[host] = "the addresses or groups of the hosts its configuration names changed"
-    if run and runs_together(phase) and any(why[h] != "new" and h not in names_only for h in run):
+    if run and runs_together(phase) and any(why[h] != "new" for h in run):
         for host in fingerprints:
             why.setdefault(host, "runs together with " + ", ".join(run))
         run, skipped, names_only = list(fingerprints), {}, []

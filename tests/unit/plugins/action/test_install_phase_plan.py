@@ -97,18 +97,20 @@ def test_a_node_added_runs_every_phase_there_and_only_where_the_others_name_it(t
     hosts = {"groups": grown, "ansible_play_hosts": grown["all"], "ansible_play_hosts_all": grown["all"]}
     result = plan(state, hostvars, **hosts)
     # every host's /etc/hosts and precheck's peers name w2; the master's PKI (its TKE server
-    # certificate, the registry's) names it, the worker w1's does not; the rest is w2's alone
+    # certificate, the registry's) names it, and the PKI runs together; the rest is w2's alone
     assert result["run_phases"] == {"precheck": ["m1", "w1", "w2"], "host_init": ["m1", "w1", "w2"],
-                                    "pki": ["m1", "w2"], **{p: ["w2"] for p in ("offline", "runtime", "registry", "ha",
-                                                                                "nodes", "network")}}
+                                    "pki": ["m1", "w1", "w2"], **{p: ["w2"] for p in ("offline", "runtime", "registry",
+                                                                                      "ha", "nodes", "network")}}
     # the start of host_init: m1 and w1 run only what names the hosts (install.yml's tke_phase_names_tasks)
     tv = task_vars(state, hostvars, __tke_plan=result, **hosts)
     start = action().run_action({"state": "start", "phase": "host_init"}, {}, tv)
     assert start["run_hosts"] == ["m1", "w1", "w2"] and start["names_hosts"] == ["m1", "w1"], start
     assert "m1, w1: its configuration names w2 (added): only what names them; w2: new" in start["msg"]
-    # the PKI has no names tasks: where it runs, it runs whole
+    # the PKI has no names tasks: where it runs, it runs whole, and the worker w1 (whose files name
+    # no other host) runs it together with the others
     start = action().run_action({"state": "start", "phase": "pki"}, {}, tv)
-    assert start["run_hosts"] == ["m1", "w2"] and start["names_hosts"] == [], start
+    assert start["run_hosts"] == ["m1", "w1", "w2"] and start["names_hosts"] == [], start
+    assert "w1: runs together with m1, w2; w2: new" in start["msg"], start["msg"]
 
 
 def test_tags_and_limit(tmp_path):

@@ -536,20 +536,20 @@ def test_a_host_whose_only_change_is_the_hosts_it_names_runs_only_what_names_the
                               "names them"}
 
 
-def test_hosts_that_only_name_an_added_host_do_not_bring_along_a_phase_run_together():
+def test_a_host_that_names_an_added_host_brings_along_a_phase_run_together():
     # the PKI (run together): a worker w2 added - the master's TKE server certificate names it, the
-    # worker w1's files do not (tke_phase_names per host group): m1 and w2 run it, w1 does not
+    # worker w1's files do not (tke_phase_names per host group); the authority renews whatever is
+    # near its end whoever holds it, so where m1 runs it every host does, all of it, and the line
+    # says why each one runs
     fp = {"m1": "a", "w1": "b"}
     journal = j.record(j.empty(), "pki", fp, "t", names={"m1": ["m1", "w1"], "w1": []},
                        inputs={"m1": "im", "w1": "iw"})
     now = {"m1": "x", "w1": "b", "w2": "c"}
     d = j.decide(journal, "pki", now, names={"m1": ["m1", "w1", "w2"], "w1": [], "w2": ["m1", "w1", "w2"]},
                  inputs={"m1": "im", "w1": "iw", "w2": "iw2"})
-    assert d["run"] == ["m1", "w2"] and list(d["skip"]) == ["w1"] and d["names_only"] == ["m1"]
-    # the pki phase has no names tasks: m1 runs all of it, and the line says only why
-    assert d["why"]["m1"] == "its configuration names w2 (added)" and not j.names_tasks("pki")
-    assert j.names_tasks("host_init") == "names"
-    # an input changed on m1 as well: every host runs it, all of it
-    d = j.decide(journal, "pki", now, names={"m1": ["m1", "w1", "w2"], "w1": [], "w2": []},
-                 inputs={"m1": "changed", "w1": "iw", "w2": "iw2"})
-    assert d["run"] == ["m1", "w1", "w2"] and d["names_only"] == [] and d["why"]["w1"] == "runs together with m1, w2"
+    assert d["run"] == ["m1", "w1", "w2"] and d["skip"] == {} and d["names_only"] == []
+    assert d["why"] == {"m1": "its configuration names w2 (added)", "w1": "runs together with m1, w2", "w2": "new"}
+    assert not j.names_tasks("pki") and j.names_tasks("host_init") == "names"
+    # nothing names w2 on a worker's side: alone, it runs the PKI alone
+    d = j.decide(journal, "pki", {"m1": "a", "w1": "b", "w2": "c"}, inputs={"m1": "im", "w1": "iw", "w2": "iw2"})
+    assert d["run"] == ["w2"] and set(d["skip"]) == {"m1", "w1"}
