@@ -33,6 +33,12 @@ prep_pid=$!
 trixie_log=$(mktemp --suffix=.trixie.log)
 ( export TH_RELEASE=trixie; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$trixie_log" 2>&1 &
 trixie_pid=$!
+# and Debian 12 arm64's (the mixed-release scenario's arm64 worker, run through qemu-user-static;
+# its rootfs's packages configure emulated, about 8 minutes of one CPU), then the mixed site's pack
+# (the fixture's with Debian 13's packages and arm64's binaries, packages and image manifests)
+arm64_log=$(mktemp --suffix=.arm64.log)
+( export TH_ARCH=arm64; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$arm64_log" 2>&1 &
+arm64_pid=$!
 bash tests/setup_controller.sh
 wait "$apt_pid" || { cat "$apt_log"; echo "== chromium, podman or runc did not install" >&2; exit 1; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
@@ -125,6 +131,7 @@ python -m pytest -p no:cacheprovider -n "$TEST_WORKERS" --dist loadfile --no-loa
   "$@" "${files[@]}" 2>&1 | tee "$pytest_log" || rc=$?
 wait "$pack_pid" || { echo "== the fixture pack did not build ahead of the scenarios:"; cat "$prep_log"; }
 wait "$trixie_pid" || { echo "== the Debian 13 hosts' rootfs or repository did not build ahead of the scenarios:"; cat "$trixie_log"; }
+wait "$arm64_pid" || { echo "== the arm64 hosts' rootfs or repository did not build ahead of the scenarios:"; cat "$arm64_log"; }
 checks_rc=0
 wait "$checks_pid" || checks_rc=$?
 cat "$checks_log"

@@ -18,7 +18,8 @@ description:
     the entry whose C(for_kubernetes) lists I(version)'s minor (containerd 2.x for Kubernetes 1.35,
     docs/site_pack.md); else the one entry of that name without C(for_kubernetes) when another has
     it; none of them is an error naming the versions the pack has.
-positional: groups, version
+  - Only the entries of the host's architecture I(arch) are taken (an entry without C(arch) is amd64's).
+positional: groups, version, arch
 options:
   _input:
     description: The manifest's contents.binaries.
@@ -33,13 +34,19 @@ options:
   version:
     description: The version to take of a binary the pack carries in several versions (C(tke_k8s_version)).
     type: str
+  arch:
+    description:
+      - The host's architecture, as C(uname -m) (Ansible's C(architecture) fact) or Debian names it.
+    type: str
+    default: amd64
 """
 
 EXAMPLES = r"""
 - name: Binaries for this host
   ansible.builtin.set_fact:
     my_binaries: >-
-      {{ pack.manifest.contents.binaries | offline_pot.tke.pack_host_binaries(group_names, tke_k8s_version) }}
+      {{ pack.manifest.contents.binaries
+         | offline_pot.tke.pack_host_binaries(group_names, tke_k8s_version, ansible_facts.architecture) }}
 """
 
 RETURN = r"""
@@ -52,12 +59,12 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, host_binaries
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, deb_arch, host_binaries
 
 
-def pack_host_binaries(binaries, groups, version=None):
+def pack_host_binaries(binaries, groups, version=None, arch="amd64"):
     try:
-        return host_binaries(binaries, groups or [], version)
+        return host_binaries(binaries, groups or [], version, deb_arch(arch))
     except BinaryChoiceError as e:
         raise AnsibleFilterError(str(e)) from e
 

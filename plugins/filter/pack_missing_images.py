@@ -16,7 +16,10 @@ description:
     pack does not carry. The list comes from the same table the pack build derives its images
     from (the C(kubernetes) section of the pack spec).
   - Fails naming the version when the table does not know it.
-positional: version, network_plugin, namespace
+  - Given I(arch), an image the pack carries but not for that architecture (its manifest, or
+    none of the manifests its image index names, is for it) is returned as C(namespace/name:tag
+    (no arch image)). A pack built before images recorded their architectures is taken as it is.
+positional: version, network_plugin, namespace, arch
 options:
   _input:
     description: The manifest's contents.images (each with C(name) and C(tag)).
@@ -35,6 +38,10 @@ options:
     description: The registry namespace the cluster pulls from (C(tke_registry_namespace)).
     type: str
     default: library
+  arch:
+    description:
+      - A host's architecture (C(uname -m) or Debian's name) every image must serve; omitted, none is checked.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -53,15 +60,18 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import deb_arch
 
 
-def pack_missing_images(images, version, network_plugin, namespace="library"):
+def pack_missing_images(images, version, network_plugin, namespace="library", arch=None):
     try:
         wanted = kube_images.site_images(str(version), str(network_plugin), str(namespace))
     except kube_images.UnsupportedVersion as e:
         raise AnsibleFilterError(str(e)) from e
-    present = {f"{i['name']}:{i['tag']}" for i in images or []}
-    return [ref for ref in wanted if ref not in present]
+    present = {f"{i['name']}:{i['tag']}": i.get("architectures") for i in images or []}
+    arch = deb_arch(arch) if arch else None
+    return [ref if ref not in present else f"{ref} (no {arch} image)" for ref in wanted
+            if ref not in present or arch and present[ref] is not None and arch not in present[ref]]
 
 
 class FilterModule:

@@ -203,6 +203,21 @@ def select(manifest: dict, prefix: str, include: list[str] | None = None,
     return out
 
 
+# uname -m (precheck_arch, Ansible's architecture fact) -> the Debian architecture a pack's binaries
+# and package folders are for (site_pack_spec.ARCHES)
+DEB_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
+
+
+def deb_arch(machine: str) -> str:
+    """The Debian architecture of a machine (uname -m); an unknown one is returned as it is."""
+    return DEB_ARCH.get(str(machine), str(machine))
+
+
+def binary_arch(entry: dict) -> str:
+    """A manifest binary's architecture (a pack built before there were several: amd64)."""
+    return str(entry.get("arch") or "amd64")
+
+
 class BinaryChoiceError(ValueError):
     """No entry of a binary the pack carries in several versions serves the Kubernetes version."""
 
@@ -230,13 +245,14 @@ def pick_binary(entries: list, version: str) -> dict:
                             f"none of them {want or '(no version given)'} (tke_k8s_version)")
 
 
-def host_binaries(binaries: list, groups, version: str) -> list[dict]:
-    """The manifest's binaries (contents.binaries) one host receives, each with `path` (its file or
-    directory in the pack): those without groups or sharing one with the host's (groups None: every
-    entry), a binary carried in several versions in the one pick_binary takes for `version`."""
+def host_binaries(binaries: list, groups, version: str, arch: str = "amd64") -> list[dict]:
+    """The manifest's binaries (contents.binaries) one host of Debian architecture `arch` receives,
+    each with `path` (its file or directory in the pack): those of its arch without groups or sharing
+    one with the host's (groups None: every entry of the arch), a binary carried in several versions
+    in the one pick_binary takes for `version`."""
     groups = None if groups is None else set(groups)
-    mine = [dict(b, path=b.get("file") or b["dir"]) for b in binaries or []
-            if groups is None or not b.get("groups") or groups & set(b["groups"])]
+    mine = [dict(b, path=b.get("file") or b["dir"]) for b in binaries or [] if binary_arch(b) == arch
+            and (groups is None or not b.get("groups") or groups & set(b["groups"]))]
     out = []
     for b in mine:
         same = [o for o in mine if o["name"] == b["name"]]

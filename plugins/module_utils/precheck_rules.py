@@ -24,7 +24,7 @@ ARGUMENT_SPEC = dict(
         id=dict(type="str", required=True),
         versions=dict(type="list", elements="str", required=True))),
     min_kernel=dict(type="str", default="4.19"),
-    arch=dict(type="list", elements="str", default=["x86_64"]),
+    arch=dict(type="list", elements="str", default=["x86_64", "aarch64"]),
     commands=dict(type="list", elements="str", default=[]),
     ports=dict(type="list", elements="int", default=[]),
     port_owners=dict(type="dict", default={}),

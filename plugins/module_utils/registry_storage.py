@@ -128,6 +128,12 @@ def _import_manifest(root: str, layout: Layout, repo: str, desc: dict, acc: dict
         for child in doc.get("manifests", []):
             _import_manifest(root, layout, repo, child, acc)
         return
+    try:   # the architecture this image is for (an index's children: each its own)
+        arch = json.loads(layout.read_blob(doc["config"]["digest"])).get("architecture")
+    except (OSError, ValueError, AttributeError):
+        arch = None
+    if arch and arch != "unknown":   # (an attestation manifest's platform is unknown/unknown)
+        acc["architectures"].add(arch)
     for blob in [doc["config"], *doc.get("layers", [])]:
         acc["bytes_written"] += put_blob(root, layout, blob["digest"], blob.get("size"))
         acc["image_bytes"] += blob["size"]
@@ -139,17 +145,18 @@ def import_image(root: str, layout_path: str, repo: str, tag: str) -> dict:
     """Pre-seed repo:tag from an OCI layout into the registry storage under root.
 
     Returns {digest, image_bytes (manifest+config+layers, counted per image), bytes_written,
-    changed}."""
+    changed, architectures (the sorted architectures its manifests are for: several for an index)}."""
     layout = Layout(layout_path)
     try:
         desc = layout.pick(tag)
-        acc = {"bytes_written": 0, "image_bytes": 0, "changed": False}
+        acc = {"bytes_written": 0, "image_bytes": 0, "changed": False, "architectures": set()}
         _import_manifest(root, layout, repo, desc, acc)
         d = desc["digest"]
         acc["changed"] |= write_if_differs(link_path(root, repo, "tag_index", d, tag), d.encode())
         acc["changed"] |= write_if_differs(link_path(root, repo, "tag_current", d, tag), d.encode())
         acc["changed"] |= acc["bytes_written"] > 0
         acc["digest"] = d
+        acc["architectures"] = sorted(acc["architectures"])
         return acc
     finally:
         layout.close()

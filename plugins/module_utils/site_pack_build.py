@@ -15,6 +15,7 @@ import glob
 import hashlib
 import json
 import os
+import platform
 import shutil
 import tarfile
 import tempfile
@@ -159,6 +160,10 @@ class Builder:
             if item.get("release") and item["release"] != mine:
                 raise BuildError(f"{what}: apt fetches this machine's release ({mine or 'unknown'}), not "
                                  f"{item['release']}: give {item['release']}'s packages with dir, path or url")
+            arch = pm.deb_arch(platform.machine())
+            if sps.arch_of(item) != arch:
+                raise BuildError(f"{what}: apt fetches this machine's architecture ({arch}), not "
+                                 f"{sps.arch_of(item)}: give {sps.arch_of(item)}'s packages with dir, path or url")
             names = sorted(str(n) for n in item["apt"])
             d = os.path.join(self.cache, "apt", hashlib.sha256(" ".join(names).encode()).hexdigest()[:16])
             if not glob.glob(os.path.join(d, "*.deb")):
@@ -211,17 +216,20 @@ class Builder:
         for i, item in enumerate(items):
             what = sps.label("binaries", item, i)
             # a binary in several versions (kubeadm, kubelet, kubectl of two Kubernetes versions, for an
-            # upgrade) is kept per version: bin/<name>-<version>; one version: bin/<name>
-            pname = item["name"] if sum(1 for b in items if b.get("name") == item["name"]) == 1 \
+            # upgrade) is kept per version: bin/<name>-<version>; one version: bin/<name> (another
+            # architecture's under bin-<arch>/)
+            folder = sps.binary_dir(item)
+            pname = item["name"] if sum(1 for b in items if b.get("name") == item["name"]
+                                        and sps.arch_of(b) == sps.arch_of(item)) == 1 \
                 else f"{item['name']}-{item.get('version', '')}"
             path = self.fetch(what, item)
             entry = {"name": item["name"], "version": str(item.get("version", "")),
                      "install": item["install"], "groups": list(item.get("groups") or []),
-                     "sha256": item["sha256"]}
+                     "sha256": item["sha256"], "arch": sps.arch_of(item)}
             if item.get("for_kubernetes") is not None:   # the Kubernetes minors this version serves
                 entry["for_kubernetes"] = list(item["for_kubernetes"])
             if item.get("unpack"):
-                entry["dir"] = f"bin/{pname}/"
+                entry["dir"] = f"{folder}{pname}/"
                 with tempfile.TemporaryDirectory() as tmp:
                     try:
                         with tarfile.open(path) as t:
@@ -232,7 +240,7 @@ class Builder:
                         mode = 0o755 if os.stat(os.path.join(tmp, rel)).st_mode & 0o111 else 0o644
                         self.place(os.path.join(tmp, rel), entry["dir"] + rel, mode)
             else:
-                entry["file"] = f"bin/{pname}"
+                entry["file"] = f"{folder}{pname}"
                 self.place(path, entry["file"], 0o755)
             self.contents["binaries"].append(entry)
 
@@ -253,7 +261,8 @@ class Builder:
                 self.changed.append(f"registry {item['name']}:{item['tag']}")
             image_bytes += res["image_bytes"]
             self.contents["images"].append({"name": item["name"], "tag": str(item["tag"]),
-                                            "digest": res["digest"], "bytes": res["image_bytes"]})
+                                            "digest": res["digest"], "bytes": res["image_bytes"],
+                                            "architectures": res["architectures"]})
         k8s = self.spec.get("kubernetes")
         if k8s:
             self.contents["kubernetes"] = {

@@ -15,6 +15,8 @@ A spec (YAML) looks like::
           sha256: <hex>
         - dir: /srv/debs-trixie            # release: the Debian release (codename) these are for:
           release: trixie                  # its hosts get repo/deb-<release>/, the others repo/deb/
+        - dir: /srv/debs-arm64             # arch: the Debian architecture (default amd64): arm64
+          arch: arm64                      # hosts get repo/deb[-<release>]-arm64/
       rpm:
         - url: ... / path: ...
           sha256: <hex>
@@ -31,6 +33,12 @@ A spec (YAML) looks like::
         version: "2.1.9"
         install: /usr/local/bin/containerd
         for_kubernetes: ["1.35", "1.36"]
+      - name: containerd                   # the same binary for arm64 hosts (arch: default amd64):
+        url: https://host/containerd-arm64 # kept under bin-arm64/, each host gets its own arch's
+        sha256: <hex>
+        version: "1.6.20"
+        install: /usr/local/bin/containerd
+        arch: arm64
       - name: cni-plugins
         path: /local/cni-plugins.tgz
         sha256: <hex>
@@ -83,6 +91,9 @@ PLATFORM_RE = re.compile(r"^[a-z0-9_]+$")
 MINOR_RE = re.compile(r"^[0-9]+\.[0-9]+$")
 # a Debian release's codename (os-release VERSION_CODENAME: bookworm, trixie)
 RELEASE_RE = re.compile(r"^[a-z]+$")
+# the Debian architectures the collection installs on (a binary's or a package folder's arch;
+# precheck_arch names them as uname -m does: pack_manifest.DEB_ARCH)
+ARCHES = ("amd64", "arm64")
 CONTROLLER_KEYS = {"collections", "wheels", "requirements", "python", "platform", "collection"}
 TOP_KEYS = {"name", "version", "os_packages", "binaries", "images", "charts", "controller", "kubernetes",
             "components"}
@@ -104,14 +115,26 @@ def _source_errors(where: str, item, need_sha: bool = True) -> list[str]:
     return errors
 
 
+def arch_of(item: dict) -> str:
+    """A binary's or a deb item's Debian architecture (amd64 where it names none)."""
+    return str(item.get("arch") or "amd64")
+
+
+def _arch_errors(where: str, item) -> list[str]:
+    if isinstance(item, dict) and "arch" in item and item["arch"] not in ARCHES:
+        return [f"{where}: arch {item['arch']!r} is not one the collection installs on ({', '.join(ARCHES)})"]
+    return []
+
+
 def _served_twice(binaries: list) -> list[str]:
     """A binary in several versions chosen by for_kubernetes: each minor served by one entry, and at
-    most one entry without it (the one every other release takes)."""
+    most one entry without it (the one every other release takes), per architecture."""
     errors = []
     by_name: dict = {}
     for item in binaries:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
-            by_name.setdefault(item["name"], []).append(item)
+            key = item["name"] if arch_of(item) == "amd64" else f"{item['name']} ({arch_of(item)})"
+            by_name.setdefault(key, []).append(item)
     for name, items in sorted(by_name.items()):
         if not any(isinstance(i.get("for_kubernetes"), list) for i in items):
             continue
@@ -133,9 +156,16 @@ def _served_twice(binaries: list) -> list[str]:
 
 
 def deb_dir(item: dict) -> str:
-    """The pack's folder of an os_packages.deb item: repo/deb/ (every Debian host without a folder of
-    its own release), repo/deb-<release>/ for an item with a release."""
-    return f"repo/deb-{item['release']}/" if item.get("release") else "repo/deb/"
+    """The pack's folder of an os_packages.deb item: repo/deb/ (every amd64 Debian host without a
+    folder of its own release), repo/deb-<release>/ for an item with a release; another arch's
+    folders end in -<arch> (repo/deb-arm64/, repo/deb-trixie-arm64/)."""
+    arch = "" if arch_of(item) == "amd64" else "-" + arch_of(item)
+    return f"repo/deb-{item['release']}{arch}/" if item.get("release") else f"repo/deb{arch}/"
+
+
+def binary_dir(item: dict) -> str:
+    """The pack's folder of a binary: bin/ (amd64), bin-<arch>/ for another architecture."""
+    return "bin/" if arch_of(item) == "amd64" else f"bin-{arch_of(item)}/"
 
 
 def label(section: str, item: dict, index: int) -> str:
@@ -169,6 +199,9 @@ def validate(spec) -> list[str]:
             if isinstance(item, dict) and "release" in item and (
                     fam != "deb" or not isinstance(item["release"], str) or not RELEASE_RE.match(item["release"])):
                 errors.append(f"{where}: release takes a Debian release's codename (e.g. trixie), on deb items")
+            if isinstance(item, dict) and "arch" in item and fam != "deb":
+                errors.append(f"{where}: arch is for deb items")
+            errors += _arch_errors(where, item)
             if isinstance(item, dict) and "apt" in item:
                 if fam != "deb" or not isinstance(item["apt"], list) or not item["apt"]:
                     errors.append(f"{where}: apt takes a non-empty list of Debian package names")
@@ -185,9 +218,11 @@ def validate(spec) -> list[str]:
             continue
         if not isinstance(item.get("name"), str) or not NAME_RE.match(item.get("name") or ""):
             errors.append(f"{where}: name is required (letters, digits, . _ -)")
-        elif (item["name"], str(item.get("version", ""))) in names:
-            errors.append(f"{where}: name and version are used twice (a binary may come in several versions)")
-        names.add((item.get("name"), str(item.get("version", ""))))
+        elif (item["name"], str(item.get("version", "")), arch_of(item)) in names:
+            errors.append(f"{where}: name, version and arch are used twice (a binary may come in several versions "
+                          "and architectures)")
+        names.add((item.get("name"), str(item.get("version", "")), arch_of(item)))
+        errors += _arch_errors(where, item)
         inst = item.get("install")
         if not isinstance(inst, str) or not inst.startswith("/"):
             errors.append(f"{where}: install must be an absolute path on the hosts")

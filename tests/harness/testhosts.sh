@@ -20,7 +20,9 @@
 # state under $TH_CACHE/run-$TH_ID. Instances never share a bridge, a subnet or a host.
 # TH_RELEASE (bookworm, the default: Debian 12; or trixie: Debian 13): the Debian release of the
 # rootfs and repository that `rootfs`, `repo`, `info` and `up` work on, each release its own (a
-# site may mix hosts of both: `up` the hosts of each release with its TH_RELEASE).
+# site may mix hosts of both: `up` the hosts of each release with its TH_RELEASE). TH_ARCH (amd64,
+# the default; or arm64: run through qemu-user-static, registered with binfmt_misc, docs/testing.md)
+# likewise: each (release, arch) its own rootfs and repository.
 # TH_CACHE (default <repo>/.cache/testhosts) holds the rootfs, the repo and the SSH key,
 # shared read-only by every instance and built under a lock. TH_LAYERS (optional, `up` and
 # `reset`): directories, colon-separated, stacked read-only over the rootfs of the hosts started
@@ -42,13 +44,17 @@ NET=172.30.$TH_ID
 GW=$NET.1
 TH_RELEASE=${TH_RELEASE:-bookworm}
 case $TH_RELEASE in bookworm|trixie) ;; *) echo "TH_RELEASE must be bookworm or trixie" >&2; exit 2 ;; esac
-# bookworm's keep the names they had before there were two
-SUFFIX=$([ "$TH_RELEASE" = bookworm ] || echo "-$TH_RELEASE")
+TH_ARCH=${TH_ARCH:-amd64}
+case $TH_ARCH in amd64|arm64) ;; *) echo "TH_ARCH must be amd64 or arm64" >&2; exit 2 ;; esac
+# bookworm's amd64 keep the names they had before there were several
+SUFFIX=$([ "$TH_RELEASE" = bookworm ] || echo "-$TH_RELEASE")$([ "$TH_ARCH" = amd64 ] || echo "-$TH_ARCH")
+# what a host is (kept with it: a host keeps the kind it was first started as)
+KIND=$TH_RELEASE$([ "$TH_ARCH" = amd64 ] || echo "/$TH_ARCH")
 ROOTFS=$CACHE/rootfs$SUFFIX
 KEY=$CACHE/id_ed25519
 PASSFILE=$CACHE/password           # root and ops password (password-auth tests), mode 0600
 # Bump when the rootfs recipe below changes: a cached tarball of another version is rebuilt.
-ROOTFS_VERSION=5
+ROOTFS_VERSION=6
 PKGLIST=$HERE/packages.txt
 # The repository is keyed by its package list: a changed list builds a new directory, so hosts of
 # another instance that have an older one bind-mounted keep working.
@@ -76,8 +82,8 @@ cgdir() { # per-host cgroup below this shell's own cgroup, in hierarchy $1
 build_rootfs() {
   local R=$ROOTFS.new pw
   rm -rf "$R"
-  log "debootstrap $TH_RELEASE (cold build, about 2 minutes)"
-  debootstrap --variant=minbase --include=$INCLUDE "$TH_RELEASE" "$R" "$(mirror)" >"$CACHE/debootstrap$SUFFIX.log" 2>&1 \
+  log "debootstrap $KIND (cold build, about 2 minutes; an arm64 one runs its packages' scripts emulated: about 10)"
+  debootstrap --arch "$TH_ARCH" --variant=minbase --include=$INCLUDE "$TH_RELEASE" "$R" "$(mirror)" >"$CACHE/debootstrap$SUFFIX.log" 2>&1 \
     || { tail -20 "$CACHE/debootstrap$SUFFIX.log" >&2; return 1; }
   # the SSH key and the password every release's hosts share, made by the first build
   ( flock 8
@@ -113,6 +119,19 @@ WantedBy=sysinit.target
 EOF
   chroot "$R" systemctl enable -q systemd-networkd ssh cgroup-rw
   chroot "$R" systemctl mask -q systemd-timesyncd getty@tty1
+  if [ "$TH_ARCH" != amd64 ]; then
+    # under qemu-user (7.2, Debian 12's) systemd cannot set up a unit's credentials ("Failed to set up
+    # credentials: Invalid argument") and systemd-networkd cannot open its netlink sockets ("Could
+    # not setup manager: Protocol not supported"): the units that load credentials get copies without
+    # them (nothing passes any to a test host), and `up` writes the host's address as ip(8) commands
+    # (rtnetlink, which qemu-user does carry) in place of networkd's
+    local u
+    grep -l '^LoadCredential=' "$R"/lib/systemd/system/*.service | while read -r u; do
+      grep -v '^LoadCredential=' "$u" > "$R/etc/systemd/system/${u##*/}"
+    done
+    chroot "$R" systemctl disable -q systemd-networkd
+    chroot "$R" systemctl mask -q systemd-networkd systemd-networkd.socket systemd-networkd-wait-online
+  fi
   # root: key or password (password-based SSH through paramiko is a supported way in);
   # ops: an unprivileged user that becomes root with sudo and its password
   # key exchange: X25519 (curve25519-sha256, in every OpenSSH and paramiko) instead of OpenSSH
@@ -140,7 +159,22 @@ EOF
   rm -rf "$ROOTFS"; mv "$R" "$ROOTFS"
 }
 
+binfmt() { # another architecture's programs run through qemu-user-static, registered with the
+  # kernel's binfmt_misc (flag F: the interpreter is opened now, so it works inside each host's own
+  # root; Debian's package registers it only where systemd-binfmt or binfmt-support runs)
+  [ "$TH_ARCH" = amd64 ] && return 0
+  local q=qemu-aarch64 conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+  if [ ! -f "$conf" ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static >/dev/null
+  fi
+  mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  [ -e /proc/sys/fs/binfmt_misc/$q ] || printf '%s' "$(cat "$conf")" > /proc/sys/fs/binfmt_misc/register
+  grep -q '^flags: .*F' /proc/sys/fs/binfmt_misc/$q \
+    || { log "$q is registered with binfmt_misc without flag F: hosts of $TH_ARCH cannot run"; return 1; }
+}
+
 rootfs() {
+  binfmt
   locked
   if [ "$(cat "$ROOTFS/etc/testhosts-rootfs-version" 2>/dev/null)" = "$ROOTFS_VERSION" ]; then return 0; fi
   if [ -f "$CACHE/rootfs$SUFFIX.tar.zst" ] && [ -f "$KEY" ] && [ -f "$PASSFILE" ]; then
@@ -231,20 +265,29 @@ inotify_room() {
 up() {
   local n h d ip c g
   inotify_room
+  binfmt
   for n in "$@"; do
     h=h$n; d=$RUN/hosts/$h; ip=$(host_ip "$n")
     if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then log "$h already up"; continue; fi
     # a host keeps the release it was first started with (its upper layer is that rootfs's)
-    if [ -f "$d/release" ] && [ "$(cat "$d/release")" != "$TH_RELEASE" ]; then
-      log "$h was started as $(cat "$d/release"), not $TH_RELEASE: destroy the instance first"; return 1
+    if [ -f "$d/release" ] && [ "$(cat "$d/release")" != "$KIND" ]; then
+      log "$h was started as $(cat "$d/release"), not $KIND: destroy the instance first"; return 1
     fi
     mkdir -p "$d"/{upper,work,merged,containerd}
-    echo "$TH_RELEASE" > "$d/release"
+    echo "$KIND" > "$d/release"
     mountpoint -q "$d/merged" || mount -t overlay overlay \
       -o "lowerdir=${TH_LAYERS:+$TH_LAYERS:}$ROOTFS,upperdir=$d/upper,workdir=$d/work" "$d/merged"
     mkdir -p "$d/merged/etc/systemd/network"
     printf '[Match]\nName=host0\n[Network]\nAddress=%s/24\nGateway=%s\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' "$ip" "$GW" \
       > "$d/merged/etc/systemd/network/10-host0.network"
+    if [ "$TH_ARCH" != amd64 ]; then   # (no networkd under qemu-user: build_rootfs)
+      printf '[Unit]\nDescription=Test host address (in place of systemd-networkd)\nDefaultDependencies=no\nBefore=network.target ssh.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/sbin/ip link set host0 up\nExecStart=/sbin/ip addr replace %s/24 dev host0\nExecStart=/sbin/ip route replace default via %s\n[Install]\nWantedBy=multi-user.target\n' "$ip" "$GW" \
+        > "$d/merged/etc/systemd/system/testhost-address.service"
+      mkdir -p "$d/merged/etc/systemd/system/multi-user.target.wants"
+      ln -sf ../testhost-address.service "$d/merged/etc/systemd/system/multi-user.target.wants/testhost-address.service"
+      # nor a unit's own network namespace (PrivateNetwork=): e2scrub_reap's would fail every boot
+      ln -sf /dev/null "$d/merged/etc/systemd/system/e2scrub_reap.service"
+    fi
     echo "$h" > "$d/merged/etc/hostname"
     # each host its own machine id, the same after a reset (a host wiped and rebuilt under the same
     # name keeps it, as a VM restored from its image does): derived from the instance and the name

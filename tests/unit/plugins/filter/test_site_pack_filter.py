@@ -48,3 +48,32 @@ def test_without_a_default_a_release_no_entry_names_is_an_error():
     assert [b["version"] for b in pack_host_binaries(only, [], "1.34.10")] == ["1.6.20"]
     with pytest.raises(AnsibleFilterError, match=r"containerd in versions 1.6.20, 2.1.9, none of them 1.33.13"):
         pack_host_binaries(only, [], "1.33.13")
+
+
+def test_a_host_takes_its_own_architectures_entries():
+    arm = [dict(b, file=b["file"].replace("bin/", "bin-arm64/"), arch="arm64") for b in CTRD_BINS]
+    both = CTRD_BINS + arm
+    assert [b["path"] for b in pack_host_binaries(both, ["etcd"], "1.35.7", "aarch64")] == \
+        ["bin-arm64/containerd-2.1.9", "bin-arm64/runc"]
+    assert [b["path"] for b in pack_host_binaries(both, ["workers"], "1.31.1", "x86_64")] == \
+        ["bin/containerd-1.6.20", "bin/kubeadm-1.31.1", "bin/runc"]
+    # Debian's name is taken too; an architecture the pack does not carry gets nothing
+    assert [b["path"] for b in pack_host_binaries(both, ["etcd"], "1.31.1", "arm64")] == \
+        ["bin-arm64/containerd-1.6.20", "bin-arm64/runc"]
+    assert pack_host_binaries(both, ["workers"], "1.31.1", "riscv64") == []
+
+
+def test_an_image_without_the_hosts_architecture_is_named():
+    from ansible_collections.offline_pot.tke.plugins.filter.pack_missing_images import pack_missing_images
+    from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
+    wanted = kube_images.site_images("1.31.1", "flannel", "library")
+    both = [{"name": r.split(":")[0], "tag": r.split(":")[1], "architectures": ["amd64", "arm64"]} for r in wanted]
+    amd = [dict(i, architectures=["amd64"]) if "pause" in i["name"] else i for i in both]
+    assert pack_missing_images(both, "1.31.1", "flannel", "library", "aarch64") == []
+    assert pack_missing_images(amd, "1.31.1", "flannel", "library", "x86_64") == []
+    assert pack_missing_images(amd, "1.31.1", "flannel", "library", "aarch64") == \
+        [f"{r} (no arm64 image)" for r in wanted if "pause" in r]
+    # without arch (the run-once check of the whole site), or a pack that recorded none: names only
+    assert pack_missing_images(amd, "1.31.1", "flannel") == []
+    old = [{k: v for k, v in i.items() if k != "architectures"} for i in amd[1:]]
+    assert pack_missing_images(old, "1.31.1", "flannel", "library", "aarch64") == wanted[:1]

@@ -74,6 +74,29 @@ def test_a_binary_in_two_versions_is_kept_per_version_with_the_releases_it_serve
         [("bin/containerd-1.6.20", None), ("bin/containerd-2.1.9", ["1.35"])]
 
 
+def test_another_architectures_binaries_are_kept_apart_and_say_their_arch(spec, tmp_path):
+    src = tmp_path / "src"
+    for arch in ("amd64", "arm64"):
+        for v in ("1.6.20", "2.1.9"):
+            (src / f"containerd-{v}-{arch}").write_bytes(f"{v} {arch}".encode())
+    spec["binaries"] = [dict({"name": "containerd", "path": str(src / f"containerd-{v}-{arch}"),
+                              "sha256": sha(src / f"containerd-{v}-{arch}"), "version": v,
+                              "install": "/usr/local/bin/containerd"},
+                             **({"for_kubernetes": ["1.35"]} if v == "2.1.9" else {}),
+                             **({} if arch == "amd64" else {"arch": arch}))
+                        for arch in ("amd64", "arm64") for v in ("1.6.20", "2.1.9")] + spec["binaries"][:1] + \
+        [dict(spec["binaries"][0], arch="arm64")]
+    build(spec, tmp_path)
+    pack = tmp_path / "out" / "s-1"
+    m = json.loads((pack / "manifest.json").read_text())
+    assert [(e["file"], e["arch"]) for e in m["contents"]["binaries"]] == [
+        ("bin/containerd-1.6.20", "amd64"), ("bin/containerd-2.1.9", "amd64"),
+        ("bin-arm64/containerd-1.6.20", "arm64"), ("bin-arm64/containerd-2.1.9", "arm64"),
+        ("bin/runc", "amd64"), ("bin-arm64/runc", "arm64")]
+    assert (pack / "bin-arm64" / "containerd-2.1.9").read_bytes() == b"2.1.9 arm64"
+    assert not build(spec, tmp_path)["changed"]
+
+
 def test_dropped_items_are_pruned(spec, tmp_path):
     build(spec, tmp_path)
     spec["images"] = spec["images"][:1]
@@ -292,7 +315,50 @@ def test_apt_fetches_only_this_machines_release(spec, tmp_path, monkeypatch):
         build(spec, tmp_path)
 
 
+@pytest.mark.skipif(not shutil.which("apt-ftparchive") or not shutil.which("dpkg-deb"),
+                    reason="needs dpkg-deb and apt-ftparchive (Debian's dpkg and apt-utils)")
+def test_each_architecture_has_its_own_repository(spec, tmp_path):
+    plain, arm, arm13 = tmp_path / "debs", tmp_path / "debs-arm64", tmp_path / "debs-13-arm64"
+    for d, v in ((plain, "1.7"), (arm, "1.7"), (arm13, "1.8")):
+        d.mkdir()
+        deb(d, "socat", v)
+    spec["os_packages"] = {"deb": [{"dir": str(plain)}, {"dir": str(arm), "arch": "arm64"},
+                                   {"dir": str(arm13), "release": "trixie", "arch": "arm64"}]}
+    build(spec, tmp_path)
+    m = json.loads((tmp_path / "out" / "s-1" / "manifest.json").read_text())
+    assert sorted(d["file"] for d in m["contents"]["os_packages"]["deb"]) == [
+        "repo/deb-arm64/socat_1.7_all.deb", "repo/deb-trixie-arm64/socat_1.8_all.deb", "repo/deb/socat_1.7_all.deb"]
+
+
+def test_apt_fetches_only_this_machines_architecture(spec, tmp_path, monkeypatch):
+    monkeypatch.setattr(b.platform, "machine", lambda: "x86_64")
+    spec["os_packages"] = {"deb": [{"apt": ["socat"], "arch": "arm64"}]}
+    with pytest.raises(b.BuildError, match="os_packages.deb.* apt fetches this machine's architecture .amd64., not "
+                                           "arm64: give arm64's packages with dir, path or url"):
+        build(spec, tmp_path)
+
+
 def test_the_build_machines_release_is_read_from_os_release(tmp_path):
     (tmp_path / "os-release").write_text('NAME="Debian GNU/Linux"\nVERSION_CODENAME=trixie\n')
     assert b.Builder.release(str(tmp_path / "os-release")) == "trixie"
     assert b.Builder.release(str(tmp_path / "none")) == ""
+
+
+def test_an_image_index_is_stored_whole_and_its_architectures_recorded(spec, tmp_path):
+    from harness.fixture_pack import Layout
+    Layout(tmp_path / "multi").multi_arch("1", {"amd64": [b"amd64 layer"], "arm64": [b"arm64 layer"]}, ["/bin/sh"])
+    Layout(tmp_path / "single").image("1", [b"amd64 layer"], ["/bin/sh"])
+    spec["images"] = [{"name": "library/multi", "tag": "1", "path": str(tmp_path / "multi")},
+                      {"name": "library/single", "tag": "1", "path": str(tmp_path / "single")}]
+    build(spec, tmp_path)
+    pack = tmp_path / "out" / "s-1"
+    m = json.loads((pack / "manifest.json").read_text())
+    assert [(i["name"], i["architectures"]) for i in m["contents"]["images"]] == [
+        ("library/multi", ["amd64", "arm64"]), ("library/single", ["amd64"])]
+    # the tag names the index, and both manifests it names are stored (a node pulls its own)
+    index = json.loads((pack / "registry/docker/registry/v2/blobs/sha256" / m["contents"]["images"][0]["digest"][7:9]
+                        / m["contents"]["images"][0]["digest"][7:] / "data").read_text())
+    assert [c["platform"]["architecture"] for c in index["manifests"]] == ["amd64", "arm64"]
+    for c in index["manifests"]:
+        assert (pack / "registry/docker/registry/v2/repositories/library/multi/_manifests/revisions/sha256"
+                / c["digest"][7:] / "link").is_file()

@@ -29,7 +29,7 @@ def test_good_spec():
      "binaries runc: give exactly one of url or path"),
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": "ABC", "install": "/x"}]}, "sha256 must be 64"),
     ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "relative"}]}, "install must be an absolute"),
-    ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "/a"}] * 2}, "name and version are used twice"),
+    ({"binaries": [{"name": "runc", "path": "/b", "sha256": SHA, "install": "/a"}] * 2}, "name, version and arch are used twice"),
     ({"binaries": [dict(CTRD, for_kubernetes="1.35")]}, 'for_kubernetes takes a list of Kubernetes minors like "1.35"'),
     ({"binaries": [dict(CTRD, for_kubernetes=[1.35])]}, "for_kubernetes takes a list"),
     ({"binaries": [dict(CTRD, for_kubernetes=["1.35.7"])]}, "for_kubernetes takes a list"),
@@ -43,6 +43,13 @@ def test_good_spec():
     ({"os_packages": {"deb": [{"dir": "/d", "release": "Debian 13"}]}},
      "os_packages.deb d: release takes a Debian release's codename (e.g. trixie), on deb items"),
     ({"os_packages": {"rpm": [{"path": "/r.rpm", "sha256": SHA, "release": "trixie"}]}}, "os_packages.rpm r.rpm: release takes"),
+    ({"os_packages": {"deb": [{"dir": "/d", "arch": "x86_64"}]}},
+     "os_packages.deb d: arch 'x86_64' is not one the collection installs on (amd64, arm64)"),
+    ({"os_packages": {"rpm": [{"path": "/r.rpm", "sha256": SHA, "arch": "arm64"}]}}, "os_packages.rpm r.rpm: arch is for deb items"),
+    ({"binaries": [dict(CTRD, arch="riscv64")]}, "binaries containerd: arch 'riscv64' is not one the collection installs on"),
+    ({"binaries": [dict(CTRD, arch="arm64"), dict(CTRD, arch="arm64", version="1.7.0"), CTRD,
+                   dict(CTRD, arch="arm64", version="2.1.9", for_kubernetes=["1.35"])]},
+     "binaries: containerd (arm64) has 2 versions without for_kubernetes (1.6.20, 1.7.0)"),
     ({"controller": {"other": 1}}, "controller takes"),
     ({"components": [{"name": "Redis", "dir": "/c"}]}, "components Redis: name is required (a lowercase RFC 1123"),
     ({"components": [{"name": "redis"}]}, "components redis: needs one of dir (the directory of its manifest templates) and chart"),
@@ -133,3 +140,7 @@ def test_components_may_share_an_image_but_not_give_it_two_sources():
 def test_a_deb_items_folder_is_its_release_s():
     assert s.deb_dir({"dir": "/d"}) == "repo/deb/"
     assert s.deb_dir({"dir": "/d", "release": "trixie"}) == "repo/deb-trixie/"
+    assert s.deb_dir({"dir": "/d", "arch": "arm64"}) == "repo/deb-arm64/"
+    assert s.deb_dir({"dir": "/d", "release": "trixie", "arch": "arm64"}) == "repo/deb-trixie-arm64/"
+    assert s.deb_dir({"dir": "/d", "arch": "amd64"}) == "repo/deb/"
+    assert (s.binary_dir({}), s.binary_dir({"arch": "arm64"})) == ("bin/", "bin-arm64/")

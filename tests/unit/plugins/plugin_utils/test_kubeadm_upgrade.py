@@ -146,3 +146,19 @@ def test_a_1_36_target_takes_the_containerd_the_pack_carries_for_1_35_and_1_36()
     bins = [{"name": n, "version": "1.36.3"} for n in ("kubeadm", "kubelet")] + ctrd
     r = check("1.36.3", config, nodes(m1="v1.35.7"), bins, ["m1"], "m1")
     assert r["errors"] == [] and r["binaries_changed"] == []
+
+
+def test_each_architecture_the_pack_serves_needs_the_target_and_its_binaries_are_told_apart():
+    arm = [dict(b, arch="arm64") for b in BINS if b["version"] == "1.30.4"]
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + arm, ["m1"], "m1")
+    assert r["errors"] == [
+        "all: tke_k8s_version: the site pack (tke_site_pack) carries no kubeadm 1.31.1 for arm64 (it has: 1.30.4)",
+        "all: tke_k8s_version: the site pack (tke_site_pack) carries no kubelet 1.31.1 for arm64 (it has: 1.30.4)"]
+    # containerd in two versions per architecture: each arch's entries are chosen among themselves
+    ctrd = [{"name": "containerd", "version": "1.6.20", **a}
+            for a in ({}, {"arch": "arm64"})] + [{"name": "containerd", "version": "2.1.9", "for_kubernetes": ["1.31"], **a}
+                                                 for a in ({}, {"arch": "arm64"})]
+    arm = [dict(b, arch="arm64") for b in BINS]
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + arm + ctrd, ["m1"], "m1")
+    assert r["errors"] == [] and r["binaries_changed"] == ["containerd 1.6.20 -> 2.1.9",
+                                                           "containerd (arm64) 1.6.20 -> 2.1.9"]
