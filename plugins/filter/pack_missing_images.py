@@ -18,7 +18,8 @@ description:
   - Fails naming the version when the table does not know it.
   - Given I(arch), an image the pack carries but not for that architecture (its manifest, or
     none of the manifests its image index names, is for it) is returned as C(namespace/name:tag
-    (no arch image)). A pack built before images recorded their architectures is taken as it is.
+    (no arch image)). A pack built before images recorded their architectures, or an image whose
+    manifests name none, is taken as it is.
 positional: version, network_plugin, namespace, arch
 options:
   _input:
@@ -40,8 +41,9 @@ options:
     default: library
   arch:
     description:
-      - A host's architecture (C(uname -m) or Debian's name) every image must serve; omitted, none is checked.
-    type: str
+      - A host's architecture (C(uname -m) or Debian's name) every image must serve, or a list of
+        them; omitted, none is checked.
+    type: raw
 """
 
 EXAMPLES = r"""
@@ -69,9 +71,11 @@ def pack_missing_images(images, version, network_plugin, namespace="library", ar
     except kube_images.UnsupportedVersion as e:
         raise AnsibleFilterError(str(e)) from e
     present = {f"{i['name']}:{i['tag']}": i.get("architectures") for i in images or []}
-    arch = deb_arch(arch) if arch else None
-    return [ref if ref not in present else f"{ref} (no {arch} image)" for ref in wanted
-            if ref not in present or arch and present[ref] is not None and arch not in present[ref]]
+    arches = sorted({deb_arch(a) for a in ([arch] if isinstance(arch, str) else arch or []) if a})
+    out = [ref for ref in wanted if ref not in present]
+    for a in arches:
+        out += [f"{ref} (no {a} image)" for ref in wanted if ref in present and present[ref] and a not in present[ref]]
+    return out
 
 
 class FilterModule:

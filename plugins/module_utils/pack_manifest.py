@@ -15,6 +15,9 @@ import os
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import copy_file
 
 FORMAT_VERSION = 1
+# a pack with another architecture's binaries (arch, bin-<arch>/): a collection that reads format 1
+# only would take those for amd64's too, so such a pack says 2 and that collection refuses it
+FORMAT_VERSIONS = (1, 2)
 MANIFEST_NAME = "manifest.json"
 # the manifest's signature (module_utils/pack_signature.py): next to it, never listed in it
 SIGNATURE_NAME = "manifest.json.sig"
@@ -71,8 +74,9 @@ def scan_tree(root: str, known: dict | None = None) -> dict[str, dict]:
 
 def build_manifest(name: str, version: str, files: dict[str, dict], contents: dict) -> dict:
     """The manifest document: format, pack name/version, what is inside, every file."""
+    several = any(binary_arch(b) != "amd64" for b in contents.get("binaries") or [])
     return {
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSIONS[-1] if several else FORMAT_VERSION,
         "name": name,
         "version": version,
         "contents": contents,
@@ -90,8 +94,9 @@ def check_manifest(manifest) -> list[str]:
     if not isinstance(manifest, dict):
         return ["manifest is not a JSON object"]
     errors = []
-    if manifest.get("format_version") != FORMAT_VERSION:
-        errors.append(f"format_version {manifest.get('format_version')!r} is not {FORMAT_VERSION}")
+    if manifest.get("format_version") not in FORMAT_VERSIONS:
+        errors.append(f"format_version {manifest.get('format_version')!r} is not one of "
+                      f"{', '.join(map(str, FORMAT_VERSIONS))} (a pack of another collection version?)")
     for key in ("name", "version"):
         if not isinstance(manifest.get(key), str) or not manifest.get(key):
             errors.append(f"{key} is missing")

@@ -13,8 +13,9 @@ version_added: 0.1.0
 description:
   - Builds, on the machine it runs on (normally the connected build machine, C(localhost)), the
     pack a spec describes into O(output_dir)/<name>-<version>/ with C(manifest.json), an apt
-    repository under C(repo/deb/) (one more per Debian release the spec's C(os_packages.deb) items
-    name, C(repo/deb-<release>/); C(repo/rpm/) when C(createrepo_c) is there), C(bin/),
+    repository under C(repo/deb/) (one more per Debian release and architecture the spec's
+    C(os_packages.deb) items name, C(repo/deb-<release>/) or C(repo/deb[-<release>]-<arch>/);
+    C(repo/rpm/) when C(createrepo_c) is there), C(bin/) (another architecture's C(bin-<arch>/)),
     a pre-seeded distribution registry storage under C(registry/), C(charts/), C(wheels/) and
     C(collections/), then one archive of it (zstd where the C(zstd) command exists).
   - Every URL or file is checked against its sha256; a failed download or a mismatch stops the

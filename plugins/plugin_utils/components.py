@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import tarfile
 
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import binary_arch, deb_arch
 from ansible_collections.offline_pot.tke.plugins.module_utils.precheck_rules import version_tuple
 
 VARIABLE = "components_list"
@@ -264,12 +266,14 @@ def pack_components(pack: str) -> list[dict] | None:
     return list((manifest.get("contents") or {}).get("components") or [])
 
 
-def pack_helm(manifest: dict, pack_dir: str) -> dict | None:
-    """The verified pack's helm (its manifest's binaries entry named helm, the newest version):
-    {path: its file in the pack, for the controller's own use; install: where the offline phase
-    puts it on the hosts}; None when the pack carries none."""
+def pack_helm(manifest: dict, pack_dir: str, arch: str | None = None) -> dict | None:
+    """The verified pack's helm for the controller (its manifest's binaries entry named helm of the
+    controller's architecture, or arch's, the newest version): {path: its file in the pack, for the
+    controller's own use; install: where the offline phase puts it on the hosts}; None when the pack
+    carries none."""
     binaries = ((manifest or {}).get("contents") or {}).get("binaries") or []
-    found = sorted((b for b in binaries if b.get("name") == "helm" and b.get("file")),
+    arch = arch or deb_arch(platform.machine())
+    found = sorted((b for b in binaries if b.get("name") == "helm" and b.get("file") and binary_arch(b) == arch),
                    key=lambda b: version_tuple(b.get("version") or "0"))
     return {"path": os.path.join(pack_dir, found[-1]["file"]), "install": found[-1].get("install") or ""} \
         if found else None

@@ -62,6 +62,13 @@ def kubelet_versions(nodes):
             .get("kubeletVersion", "") for n in nodes or []}
 
 
+def node_arches(nodes):
+    """{Node name: its architecture as its kubelet reports it (status.nodeInfo.architecture, Debian's
+    names: amd64, arm64)}; a node that reports none is amd64."""
+    return {(n.get("metadata") or {}).get("name", ""): ((n.get("status") or {}).get("nodeInfo") or {})
+            .get("architecture") or "amd64" for n in nodes or []}
+
+
 def check(target, cluster_configuration, nodes, binaries, hosts, first_master, cgroup_v1_hosts=(), allow_cgroup_v1=False):
     """{target, cluster_version, kubelets, pending, errors}: target is the version as kubeadm writes it
     (v1.31.1); pending are the inventory's nodes (hosts) whose
@@ -114,7 +121,11 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
                           "featureGates first (kubectl -n kube-system edit configmap kubeadm-config); the behaviour "
                           "stays kubeadm's")
         needed = list(NEEDED_BINARIES)
-        for arch in sorted({binary_arch(b) for b in binaries or []}):   # every architecture the pack serves
+        # every architecture the site's nodes are of (the Nodes' own word), each from its own entries
+        arches = node_arches(nodes)
+        site_arches = sorted({arches[h] for h in hosts if h in arches} or {"amd64"})
+        for arch in site_arches:
+            of_arch = [h for h in hosts if arches.get(h) == arch]
             carried = {}
             for b in binaries or []:
                 if binary_arch(b) == arch:
@@ -123,48 +134,47 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
                 needed += [name] if name not in needed else []
                 if t not in carried.get(name, []):
                     errors.append(f"all: tke_k8s_version: the site pack (tke_site_pack) carries no {name} {t}"
-                                  f"{'' if arch == 'amd64' else ' for ' + arch} "
+                                  f"{'' if arch == 'amd64' else ' for ' + arch + ' (' + ', '.join(of_arch) + ')'} "
                                   f"(it has: {', '.join(sorted(carried.get(name, []))) or 'none'})")
-        changes, more = other_binaries(binaries, current if have else "", t, skip=needed)
+        changes, more = other_binaries(binaries, current if have else "", t, skip=needed, arches=site_arches)
         errors += more
     else:
         changes = []
     pending = [h for h in hosts if kubelets.get(h) is not None and parse(kubelets[h]) != want]
-    runtime = [h for h in pending if want and runtime_changes(binaries, kubelets[h], ".".join(map(str, want)))]
+    runtime = [h for h in pending if want and runtime_changes(binaries, kubelets[h], ".".join(map(str, want)),
+                                                              node_arches(nodes).get(h, "amd64"))]
     return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current,
             "kubelets": kubelets, "pending": pending, "errors": errors, "binaries_changed": changes,
             "runtime_nodes": runtime}
 
 
-def runtime_changes(binaries, kubelet, target):
-    """Whether a node at `kubelet` gets another containerd set-up with the target: another containerd
-    from the pack (for_kubernetes) or another sandbox (pause) image. Unknown: true (the runtime role
-    runs, and changes nothing where nothing differs)."""
+def runtime_changes(binaries, kubelet, target, arch="amd64"):
+    """Whether a node at `kubelet` (of Debian architecture arch) gets another containerd set-up with
+    the target: another containerd from the pack (for_kubernetes, among its arch's entries) or another
+    sandbox (pause) image. Unknown: true (the runtime role runs, and changes nothing where nothing
+    differs)."""
     now = str(kubelet).lstrip("v")
     try:
         if kube_images.pinned("pause", now) != kube_images.pinned("pause", target):
             return True
     except kube_images.UnsupportedVersion:
         return True
-    for arch in sorted({binary_arch(b) for b in binaries or []}):
-        entries = [b for b in binaries or [] if b.get("name") == "containerd" and binary_arch(b) == arch]
-        if len(entries) < 2:
-            continue
-        try:
-            if pick_binary(entries, now) is not pick_binary(entries, target):
-                return True
-        except BinaryChoiceError:
-            return True
-    return False
+    entries = [b for b in binaries or [] if b.get("name") == "containerd" and binary_arch(b) == arch]
+    if len(entries) < 2:
+        return False
+    try:
+        return pick_binary(entries, now) is not pick_binary(entries, target)
+    except BinaryChoiceError:
+        return True
 
 
-def other_binaries(binaries, current, target, skip=()):
+def other_binaries(binaries, current, target, skip=(), arches=None):
     """The binaries the pack carries in several versions other than `skip` (containerd, chosen by
     for_kubernetes): (["containerd 1.6.20 -> 2.1.9", ...] where the target takes another version
     than the cluster's release, [errors where no entry serves the target])."""
     by_name = {}
-    for b in binaries or []:   # per architecture: each host takes its own arch's entries
-        if b.get("name") not in skip:
+    for b in binaries or []:   # per architecture (of arches, the site's nodes'): each host takes its own arch's
+        if b.get("name") not in skip and (arches is None or binary_arch(b) in arches):
             name = b.get("name") if binary_arch(b) == "amd64" else f"{b.get('name')} ({binary_arch(b)})"
             by_name.setdefault(name, []).append(b)
     changes, errors = [], []

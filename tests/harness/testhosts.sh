@@ -3,7 +3,8 @@
 # container booting real systemd, with its own IP on a private bridge and sshd reachable over
 # real SSH. Facts and hazards: docs/testing.md.
 #
-#   testhosts.sh deps              apt packages the harness itself needs (on the machine; + shellcheck for ansible-test sanity)
+#   testhosts.sh deps              apt packages the harness itself needs (on the machine; + shellcheck for ansible-test sanity,
+#                                  qemu-user-static for arm64 hosts)
 #   testhosts.sh rootfs            build (cold) or reuse (warm) the cached rootfs (of TH_RELEASE)
 #   testhosts.sh repo              local apt repository for the hosts (tests/harness/packages.txt)
 #   testhosts.sh debs DEST PKG...  the .debs a host needs to install PKG..., fetched into DEST
@@ -192,6 +193,7 @@ rootfs() {
 fetch_debs() { # DEST PKG...: the packages and what they need beyond the rootfs, fetched by the
   # release's own apt inside its rootfs (an overlay, dropped after) from the machine's mirror
   local dest=$1 T M rc=0; shift
+  binfmt
   T=$CACHE/apt$SUFFIX-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged} "$dest"; M=$T/merged
   mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
   rm -f "$M/etc/apt/sources.list.d/local.list" "$M/etc/apt/sources.list"
@@ -394,9 +396,10 @@ case $cmd in
   deps)
     command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null && command -v nft >/dev/null \
       && command -v apt-ftparchive >/dev/null && command -v zstd >/dev/null && command -v ssh >/dev/null \
-      && command -v shellcheck >/dev/null && exit 0
+      && command -v shellcheck >/dev/null && command -v qemu-aarch64-static >/dev/null && exit 0
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container nftables apt-utils zstd openssh-client shellcheck >/dev/null ;;
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container nftables apt-utils zstd openssh-client \
+      shellcheck qemu-user-static >/dev/null ;;
   rootfs) rootfs ;;
   repo) repo ;;
   debs) debs "$@" ;;

@@ -77,3 +77,8 @@ def test_an_image_without_the_hosts_architecture_is_named():
     assert pack_missing_images(amd, "1.31.1", "flannel") == []
     old = [{k: v for k, v in i.items() if k != "architectures"} for i in amd[1:]]
     assert pack_missing_images(old, "1.31.1", "flannel", "library", "aarch64") == wanted[:1]
+    # an image whose manifests name no architecture is taken as it is
+    assert pack_missing_images([dict(i, architectures=[]) for i in both], "1.31.1", "flannel", "library", "aarch64") == []
+    # several architectures at once (the upgrade's check: every architecture of the site's nodes)
+    assert pack_missing_images(amd, "1.31.1", "flannel", "library", ["amd64", "arm64"]) == \
+        [f"{r} (no arm64 image)" for r in wanted if "pause" in r]

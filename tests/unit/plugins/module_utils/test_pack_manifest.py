@@ -43,7 +43,7 @@ def test_extra_files_are_not_problems(tree):
 
 
 @pytest.mark.parametrize("change,error", [
-    ({"format_version": 2}, "format_version 2 is not 1"),
+    ({"format_version": 3}, "format_version 3 is not one of 1, 2"),
     ({"name": ""}, "name is missing"),
     ({"files": [{"path": "../etc/passwd", "size": 1, "sha256": "x"}]}, "not a relative path inside the pack"),
     ({"files": [{"path": "a"}]}, "files[0] needs path, size and sha256"),
@@ -110,3 +110,10 @@ def test_a_chart_component_names_one_of_its_files_with_that_digest(tree):
     assert pm.check_manifest(good) == []
     bad = {**m, "contents": {"components": [{"name": "web", "files": [f["path"]], "chart": dict(chart, sha256="0" * 64)}]}}
     assert [e.split(":", maxsplit=1)[0] for e in pm.check_manifest(bad)] == ["component web"]
+
+
+def test_a_pack_with_another_architectures_binaries_is_format_2():
+    from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import build_manifest
+    runc = {"name": "runc", "file": "bin/runc"}
+    assert build_manifest("s", "1", {}, {"binaries": [runc]})["format_version"] == 1
+    assert build_manifest("s", "1", {}, {"binaries": [runc, dict(runc, arch="arm64")]})["format_version"] == 2

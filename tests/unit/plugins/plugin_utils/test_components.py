@@ -170,6 +170,11 @@ def test_a_chart_component_carries_its_chart_and_the_packs_helm_is_the_newest(tm
         {"name": "helm", "file": "bin/helm-3.9.0", "version": "3.9.0", "install": "/usr/local/bin/helm"},
         {"name": "helm", "file": "bin/helm-3.17.3", "version": "3.17.3", "install": "/usr/local/bin/helm"},
         {"name": "kubectl", "file": "bin/kubectl", "version": "1.31.1", "install": "/usr/local/bin/kubectl"}]}}
-    assert c.pack_helm(manifest, str(tmp_path)) == {"path": str(tmp_path / "bin/helm-3.17.3"),
-                                                    "install": "/usr/local/bin/helm"}
+    assert c.pack_helm(manifest, str(tmp_path), "amd64") == {"path": str(tmp_path / "bin/helm-3.17.3"),
+                                                             "install": "/usr/local/bin/helm"}
+    # the controller's own architecture's: an arm64 build listed last is not taken on amd64
+    manifest["contents"]["binaries"].append({"name": "helm", "file": "bin-arm64/helm-3.18.0", "version": "3.18.0",
+                                             "install": "/usr/local/bin/helm", "arch": "arm64"})
+    assert c.pack_helm(manifest, str(tmp_path), "amd64")["path"] == str(tmp_path / "bin/helm-3.17.3")
+    assert c.pack_helm(manifest, str(tmp_path), "arm64")["path"] == str(tmp_path / "bin-arm64/helm-3.18.0")
     assert c.pack_helm({"contents": {"binaries": []}}, str(tmp_path)) is None and c.pack_helm({}, "/p") is None

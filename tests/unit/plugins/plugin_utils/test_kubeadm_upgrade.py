@@ -148,17 +148,26 @@ def test_a_1_36_target_takes_the_containerd_the_pack_carries_for_1_35_and_1_36()
     assert r["errors"] == [] and r["binaries_changed"] == []
 
 
-def test_each_architecture_the_pack_serves_needs_the_target_and_its_binaries_are_told_apart():
-    arm = [dict(b, arch="arm64") for b in BINS if b["version"] == "1.30.4"]
-    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + arm, ["m1"], "m1")
+def test_each_architecture_of_the_sites_nodes_needs_the_target_and_its_binaries_are_told_apart():
+    def arm(**versions):
+        return [dict(n, status={"nodeInfo": dict(n["status"]["nodeInfo"], architecture="arm64")}) for n in nodes(**versions)]
+    arm_bins = [dict(b, arch="arm64") for b in BINS if b["version"] == "1.30.4"]
+    # an arm64 node: the pack must carry the target's kubeadm and kubelet for arm64, naming the node
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4") + arm(w1="v1.30.4"), BINS + arm_bins, ["m1", "w1"], "m1")
     assert r["errors"] == [
-        "all: tke_k8s_version: the site pack (tke_site_pack) carries no kubeadm 1.31.1 for arm64 (it has: 1.30.4)",
-        "all: tke_k8s_version: the site pack (tke_site_pack) carries no kubelet 1.31.1 for arm64 (it has: 1.30.4)"]
+        "all: tke_k8s_version: the site pack (tke_site_pack) carries no kubeadm 1.31.1 for arm64 (w1) (it has: 1.30.4)",
+        "all: tke_k8s_version: the site pack (tke_site_pack) carries no kubelet 1.31.1 for arm64 (w1) (it has: 1.30.4)"]
+    # a site without arm64 nodes does not need the pack's arm64 entries to serve the target
+    assert check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + arm_bins, ["m1"], "m1")["errors"] == []
+    # a pack with no binaries at all is refused as before
+    empty = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), [], ["m1"], "m1")
+    assert "carries no kubeadm 1.31.1 (it has: none)" in " ".join(empty["errors"])
     # containerd in two versions per architecture: each arch's entries are chosen among themselves
     ctrd = [{"name": "containerd", "version": "1.6.20", **a}
             for a in ({}, {"arch": "arm64"})] + [{"name": "containerd", "version": "2.1.9", "for_kubernetes": ["1.31"], **a}
                                                  for a in ({}, {"arch": "arm64"})]
-    arm = [dict(b, arch="arm64") for b in BINS]
-    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4"), BINS + arm + ctrd, ["m1"], "m1")
+    all_arm = [dict(b, arch="arm64") for b in BINS]
+    r = check("1.31.1", CONFIG, nodes(m1="v1.30.4") + arm(w1="v1.30.4"), BINS + all_arm + ctrd, ["m1", "w1"], "m1")
     assert r["errors"] == [] and r["binaries_changed"] == ["containerd 1.6.20 -> 2.1.9",
                                                            "containerd (arm64) 1.6.20 -> 2.1.9"]
+    assert r["runtime_nodes"] == ["m1", "w1"]
