@@ -152,9 +152,10 @@ def layout_name(name: str, tag: str) -> str:
     return f"{name.replace('/', '_')}_{tag}"
 
 
-def fetch_command(source: str, tag: str, path: str) -> str:
-    """The command that makes the OCI layout the pack build expects, on a connected machine."""
-    return f"skopeo copy docker://{source}:{tag} oci:{path}:{tag}"
+def fetch_command(source: str, tag: str, path: str, every_arch: bool = False) -> str:
+    """The command that makes the OCI layout the pack build expects, on a connected machine (every_arch:
+    the whole multi-arch image, its index and every architecture's image, for a site of several)."""
+    return f"skopeo copy {'--all ' if every_arch else ''}docker://{source}:{tag} oci:{path}:{tag}"
 
 
 def site_images(version, network_plugin: str, namespace: str = "library") -> list[str]:

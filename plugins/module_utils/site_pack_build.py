@@ -257,6 +257,15 @@ class Builder:
                 res = rs.import_image(root, path, item["name"], str(item["tag"]))
             except rs.ImageError as e:
                 raise BuildError(f"{what}: {e}") from e
+            # an image the cluster pulls (derived: kubeadm's, the network's) serves every architecture the
+            # pack's binaries are for (a site's own images may be for some nodes only; one that names
+            # no architecture at all is taken as it is)
+            lacking = sorted(set(self.arches()) - set(res["architectures"])) \
+                if "source" in item and res["architectures"] else []
+            if lacking:
+                raise BuildError(f"{what}: has no {', '.join(lacking)} image (it has {', '.join(res['architectures'])}), "
+                                 f"and the pack's binaries are for {', '.join(self.arches())}; fetch it with: "
+                                 f"{kube_images.fetch_command(item['source'], item['tag'], path, True)}")
             if res["changed"]:
                 self.changed.append(f"registry {item['name']}:{item['tag']}")
             image_bytes += res["image_bytes"]
@@ -280,6 +289,10 @@ class Builder:
                 "image_bytes": image_bytes, "stored_blob_bytes": stored,
                 "dedup_ratio": round(image_bytes / stored, 3) if stored else None}
 
+    def arches(self) -> list[str]:
+        """The architectures the spec's binaries are for (amd64 without any): every image must serve each."""
+        return sorted({sps.arch_of(b) for b in self.spec.get("binaries") or [] if isinstance(b, dict)} or {"amd64"})
+
     def image_sources(self) -> list[dict]:
         """The spec's images and the derived ones (site_pack_spec.pack_images), each with the
         absolute path of its OCI layout (a derived image: the directory <images_dir>/<name>_<tag>,
@@ -293,7 +306,8 @@ class Builder:
             if not os.path.exists(path):
                 if "source" in item:
                     missing.append(f"{item['name']}:{item['tag']} ({item['for']}): no OCI layout at {path} (or .tar); "
-                                   f"fetch it with: {kube_images.fetch_command(item['source'], item['tag'], path)}")
+                                   "fetch it with: "
+                                   f"{kube_images.fetch_command(item['source'], item['tag'], path, len(self.arches()) > 1)}")
                 else:
                     missing.append(f"{sps.label('images', item, i)}: {path} does not exist")
                 continue

@@ -59,5 +59,6 @@ def test_sources_and_pinned_names():
     with pytest.raises(k.UnsupportedVersion, match="no pinned image named 'weave'"):
         k.pinned("weave")
     assert [i["name"] for i in k.network_images("calico")] == ["calico-cni", "calico-node", "calico-kube-controllers"]
+    assert k.fetch_command("ghcr.io/flannel-io/flannel", "v0.28.9", "/b/flannel_v0.28.9", True).startswith("skopeo copy --all ")
     assert k.fetch_command("ghcr.io/flannel-io/flannel", "v0.28.9", "/b/flannel_v0.28.9") == \
         "skopeo copy docker://ghcr.io/flannel-io/flannel:v0.28.9 oci:/b/flannel_v0.28.9:v0.28.9"

@@ -362,3 +362,21 @@ def test_an_image_index_is_stored_whole_and_its_architectures_recorded(spec, tmp
     for c in index["manifests"]:
         assert (pack / "registry/docker/registry/v2/repositories/library/multi/_manifests/revisions/sha256"
                 / c["digest"][7:] / "link").is_file()
+
+
+def test_a_derived_image_without_an_architecture_of_the_packs_binaries_says_how_to_fetch_all(spec, tmp_path):
+    from harness.fixture_pack import Layout
+    from ansible_collections.offline_pot.tke.plugins.module_utils import site_pack_spec as sps
+    images = tmp_path / "images"
+    spec.update(images=[], kubernetes={"versions": ["1.31.1"], "network_plugins": ["flannel"], "images_dir": str(images)})
+    for img in sps.kubernetes_images(spec):
+        layers = {"amd64": [img["tag"].encode()], "arm64": [b"arm " + img["tag"].encode()]}
+        if "pause" in img["name"]:
+            layers.pop("arm64")
+        Layout(images / f"{img['name'].split('/', 1)[1]}_{img['tag']}").put(img["tag"], layers, ["/pause"])
+    assert build(spec, tmp_path)["changed"]   # amd64's binaries alone: amd64's images do
+    spec["binaries"].append(dict(spec["binaries"][0], arch="arm64"))
+    with pytest.raises(b.BuildError, match=r"library/pause:3.10: has no arm64 image \(it has amd64\), and the pack's "
+                                           r"binaries are for amd64, arm64; fetch it with: skopeo copy --all "
+                                           r"docker://registry.k8s.io/pause:3.10 oci:.*/pause_3.10:3.10"):
+        build(spec, tmp_path)
