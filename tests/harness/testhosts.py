@@ -24,6 +24,8 @@ SCRIPT = HERE / "testhosts.sh"
 # machine's one disk with each other, the scenarios beside them and the builds (measured: p99 351 ms
 # while five scenarios started at once; an etcd disk's limit is 10 ms, precheck's default)
 SHARED_DISK_MAX_FSYNC_MS = 1000
+# the connection timeout of a host of another architecture (testhosts.sh TH_ARCH: emulated)
+EMULATED_HOST_TIMEOUT_S = 90
 
 
 def _script(th_id: int, *args: str, check: bool = True, repo: str = "",
@@ -256,6 +258,11 @@ class TestHosts:
         paramiko) or sudo (user ops, key, become with its password)."""
         v = {"ansible_host": self.ip(name), "ansible_user": "root",
              "ansible_python_interpreter": "/usr/bin/python3"}
+        if "/" in self.release(name):
+            # a host of another architecture runs emulated (qemu-user): under a test run's load the
+            # start of its Python (mitogen's, once per run) took more than Ansible's 10 s connection
+            # timeout (CI, 2026-11-30: "unreachable" after 10.6-12.1 s), as on a slow link
+            v["ansible_ssh_timeout"] = EMULATED_HOST_TIMEOUT_S
         if auth == "key":
             v["ansible_ssh_private_key_file"] = self.key
         elif auth == "password":
