@@ -262,10 +262,11 @@ class Builder:
             # no architecture at all is taken as it is)
             lacking = sorted(set(self.arches()) - set(res["architectures"])) \
                 if "source" in item and res["architectures"] else []
-            if lacking:
+            if lacking:   # (the command writes the layout where the build looks first: <images_dir>/<name>_<tag>)
+                layout = item["path"][:-4] if item["path"].endswith(".tar") else item["path"]
                 raise BuildError(f"{what}: has no {', '.join(lacking)} image (it has {', '.join(res['architectures'])}), "
                                  f"and the pack's binaries are for {', '.join(self.arches())}; fetch it with: "
-                                 f"{kube_images.fetch_command(item['source'], item['tag'], path, True)}")
+                                 f"{kube_images.fetch_command(item['source'], item['tag'], layout, True)}")
             if res["changed"]:
                 self.changed.append(f"registry {item['name']}:{item['tag']}")
             image_bytes += res["image_bytes"]
