@@ -219,8 +219,14 @@ def deb_arch(machine: str) -> str:
 
 
 def binary_arch(entry: dict) -> str:
-    """A manifest binary's architecture (a pack built before there were several: amd64)."""
+    """The architecture of a manifest's binary, or of a spec's binary or os_packages.deb item (none
+    named, as in a pack built before there were several: amd64)."""
     return str(entry.get("arch") or "amd64")
+
+
+def arch_label(name: str, arch: str) -> str:
+    """How messages name a binary of an architecture: containerd (amd64's), containerd (arm64)."""
+    return str(name) if arch == "amd64" else f"{name} ({arch})"
 
 
 class BinaryChoiceError(ValueError):

@@ -161,9 +161,9 @@ class Builder:
                 raise BuildError(f"{what}: apt fetches this machine's release ({mine or 'unknown'}), not "
                                  f"{item['release']}: give {item['release']}'s packages with dir, path or url")
             arch = pm.deb_arch(platform.machine())
-            if sps.arch_of(item) != arch:
+            if pm.binary_arch(item) != arch:
                 raise BuildError(f"{what}: apt fetches this machine's architecture ({arch}), not "
-                                 f"{sps.arch_of(item)}: give {sps.arch_of(item)}'s packages with dir, path or url")
+                                 f"{pm.binary_arch(item)}: give {pm.binary_arch(item)}'s packages with dir, path or url")
             names = sorted(str(n) for n in item["apt"])
             d = os.path.join(self.cache, "apt", hashlib.sha256(" ".join(names).encode()).hexdigest()[:16])
             if not glob.glob(os.path.join(d, "*.deb")):
@@ -220,12 +220,12 @@ class Builder:
             # architecture's under bin-<arch>/)
             folder = sps.binary_dir(item)
             pname = item["name"] if sum(1 for b in items if b.get("name") == item["name"]
-                                        and sps.arch_of(b) == sps.arch_of(item)) == 1 \
+                                        and pm.binary_arch(b) == pm.binary_arch(item)) == 1 \
                 else f"{item['name']}-{item.get('version', '')}"
             path = self.fetch(what, item)
             entry = {"name": item["name"], "version": str(item.get("version", "")),
                      "install": item["install"], "groups": list(item.get("groups") or []),
-                     "sha256": item["sha256"], "arch": sps.arch_of(item)}
+                     "sha256": item["sha256"], "arch": pm.binary_arch(item)}
             if item.get("for_kubernetes") is not None:   # the Kubernetes minors this version serves
                 entry["for_kubernetes"] = list(item["for_kubernetes"])
             if item.get("unpack"):
@@ -292,7 +292,7 @@ class Builder:
 
     def arches(self) -> list[str]:
         """The architectures the spec's binaries are for (amd64 without any): every image must serve each."""
-        return sorted({sps.arch_of(b) for b in self.spec.get("binaries") or [] if isinstance(b, dict)} or {"amd64"})
+        return sorted({pm.binary_arch(b) for b in self.spec.get("binaries") or [] if isinstance(b, dict)} or {"amd64"})
 
     def image_sources(self) -> list[dict]:
         """The spec's images and the derived ones (site_pack_spec.pack_images), each with the

@@ -81,6 +81,7 @@ import os
 import re
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import arch_label, binary_arch
 
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -115,11 +116,6 @@ def _source_errors(where: str, item, need_sha: bool = True) -> list[str]:
     return errors
 
 
-def arch_of(item: dict) -> str:
-    """A binary's or a deb item's Debian architecture (amd64 where it names none)."""
-    return str(item.get("arch") or "amd64")
-
-
 def _arch_errors(where: str, item) -> list[str]:
     if isinstance(item, dict) and "arch" in item and item["arch"] not in ARCHES:
         return [f"{where}: arch {item['arch']!r} is not one the collection installs on ({', '.join(ARCHES)})"]
@@ -133,8 +129,7 @@ def _served_twice(binaries: list) -> list[str]:
     by_name: dict = {}
     for item in binaries:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
-            key = item["name"] if arch_of(item) == "amd64" else f"{item['name']} ({arch_of(item)})"
-            by_name.setdefault(key, []).append(item)
+            by_name.setdefault(arch_label(item["name"], binary_arch(item)), []).append(item)
     for name, items in sorted(by_name.items()):
         if not any(isinstance(i.get("for_kubernetes"), list) for i in items):
             continue
@@ -159,13 +154,13 @@ def deb_dir(item: dict) -> str:
     """The pack's folder of an os_packages.deb item: repo/deb/ (every amd64 Debian host without a
     folder of its own release), repo/deb-<release>/ for an item with a release; another arch's
     folders end in -<arch> (repo/deb-arm64/, repo/deb-trixie-arm64/)."""
-    arch = "" if arch_of(item) == "amd64" else "-" + arch_of(item)
+    arch = "" if binary_arch(item) == "amd64" else "-" + binary_arch(item)
     return f"repo/deb-{item['release']}{arch}/" if item.get("release") else f"repo/deb{arch}/"
 
 
 def binary_dir(item: dict) -> str:
     """The pack's folder of a binary: bin/ (amd64), bin-<arch>/ for another architecture."""
-    return "bin/" if arch_of(item) == "amd64" else f"bin-{arch_of(item)}/"
+    return "bin/" if binary_arch(item) == "amd64" else f"bin-{binary_arch(item)}/"
 
 
 def label(section: str, item: dict, index: int) -> str:
@@ -218,10 +213,10 @@ def validate(spec) -> list[str]:
             continue
         if not isinstance(item.get("name"), str) or not NAME_RE.match(item.get("name") or ""):
             errors.append(f"{where}: name is required (letters, digits, . _ -)")
-        elif (item["name"], str(item.get("version", "")), arch_of(item)) in names:
+        elif (item["name"], str(item.get("version", "")), binary_arch(item)) in names:
             errors.append(f"{where}: name, version and arch are used twice (a binary may come in several versions "
                           "and architectures)")
-        names.add((item.get("name"), str(item.get("version", "")), arch_of(item)))
+        names.add((item.get("name"), str(item.get("version", "")), binary_arch(item)))
         errors += _arch_errors(where, item)
         inst = item.get("install")
         if not isinstance(inst, str) or not inst.startswith("/"):

@@ -25,7 +25,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images
 from ansible_collections.offline_pot.tke.plugins.module_utils.kubeadm_phases import cgroup_v1_refusal, removed_gates
-from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, binary_arch, pick_binary
+from ansible_collections.offline_pot.tke.plugins.module_utils.pack_manifest import BinaryChoiceError, arch_label, binary_arch, pick_binary
 
 VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 KUBELET_SKEW = 3
@@ -79,6 +79,7 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
     current = cluster_version(cluster_configuration)
     have = parse(current)
     kubelets = kubelet_versions(nodes)
+    arches = node_arches(nodes)
     errors = []
     where = f"kube-system/kubeadm-config read through {first_master}"
     if want is None:
@@ -122,7 +123,6 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
                           "stays kubeadm's")
         needed = list(NEEDED_BINARIES)
         # every architecture the site's nodes are of (the Nodes' own word), each from its own entries
-        arches = node_arches(nodes)
         site_arches = sorted({arches[h] for h in hosts if h in arches} or {"amd64"})
         for arch in site_arches:
             of_arch = [h for h in hosts if arches.get(h) == arch]
@@ -142,7 +142,7 @@ def check(target, cluster_configuration, nodes, binaries, hosts, first_master, c
         changes = []
     pending = [h for h in hosts if kubelets.get(h) is not None and parse(kubelets[h]) != want]
     runtime = [h for h in pending if want and runtime_changes(binaries, kubelets[h], ".".join(map(str, want)),
-                                                              node_arches(nodes).get(h, "amd64"))]
+                                                              arches.get(h, "amd64"))]
     return {"target": "v" + ".".join(map(str, want)) if want else str(target), "cluster_version": current,
             "kubelets": kubelets, "pending": pending, "errors": errors, "binaries_changed": changes,
             "runtime_nodes": runtime}
@@ -175,8 +175,7 @@ def other_binaries(binaries, current, target, skip=(), arches=None):
     by_name = {}
     for b in binaries or []:   # per architecture (of arches, the site's nodes'): each host takes its own arch's
         if b.get("name") not in skip and (arches is None or binary_arch(b) in arches):
-            name = b.get("name") if binary_arch(b) == "amd64" else f"{b.get('name')} ({binary_arch(b)})"
-            by_name.setdefault(name, []).append(b)
+            by_name.setdefault(arch_label(b.get("name"), binary_arch(b)), []).append(b)
     changes, errors = [], []
     for name, entries in sorted(by_name.items(), key=lambda kv: str(kv[0])):
         if len(entries) < 2:
