@@ -23,9 +23,9 @@ def _terminate(signum, frame):
 
 _modules_seen = []
 
-# TEST_SCHEDULE_FILE (tests/run_all.sh): when each worker started and ended each test, so a run's
-# schedule (which files ran where, and how long each worker sat idle at the end) can be read back
-# (tests/harness/schedule.py)
+# TEST_SCHEDULE_FILE (tests/run_all.sh): when each worker (and its PID) started and ended each test,
+# so a run's schedule (which files ran where, and how long each worker sat idle at the end) can be
+# read back (tests/harness/schedule.py), and each file's CPU told (bench/cpu_profile.py --schedule)
 _SCHEDULE = os.environ.get("TEST_SCHEDULE_FILE")
 _CONFIG = None
 
@@ -36,7 +36,7 @@ def _schedule(nodeid, event):
     if _SCHEDULE and not (_CONFIG and _CONFIG.pluginmanager.has_plugin("dsession")):
         with open(_SCHEDULE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": nodeid,
-                                 "event": event, "t": round(time.time(), 1)}) + "\n")
+                                 "event": event, "t": round(time.time(), 1), "pid": os.getpid()}) + "\n")
 
 
 def pytest_configure(config):
