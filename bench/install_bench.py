@@ -22,7 +22,6 @@ existing host (what adding a node costs them); with --ab, per tree.
 """
 import argparse
 import collections
-import glob
 import json
 import os
 import resource
@@ -37,19 +36,18 @@ TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "tests"))
 sys.path.insert(0, str(TOP / "collections"))   # the fixture pack reads the collection's module_utils
 
-from harness import sites  # noqa: E402
+from harness import sites, testhosts  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
-# each test host's CPU time (ns), cgroup v1 accounting: set for the hosts of --th-id in main()
-HOSTS_CPU = "/sys/fs/cgroup/cpuacct/testhost-{th_id}-*/cpuacct.usage"
-hosts_cpu_glob = None
+# the instance whose hosts' CPU is counted: --th-id, set in main()
+hosts_th_id = None
 
 
 def hosts_cpu():
     """CPU seconds the test hosts have used so far (every process in their containers), or 0."""
-    if not hosts_cpu_glob:
+    if hosts_th_id is None:
         return 0.0
-    return sum(int(Path(p).read_text(encoding="utf-8")) for p in glob.glob(hosts_cpu_glob)) / 1e9
+    return sum(int(Path(p).read_text(encoding="utf-8")) for p in testhosts.host_cpu_files(hosts_th_id).values()) / 1e9
 
 
 PHASE_DONE = re.compile(r"phase (\d+)/\d+ (\S+): done on .*? in ([\d.]+) s")
@@ -189,8 +187,8 @@ def main():
     ap.add_argument("--no-reconverge", action="store_true", help="the install and the no-op re-run only")
     ap.add_argument("--add", action="store_true", help="then h4 added as a worker (see the docstring)")
     a = ap.parse_args()
-    global hosts_cpu_glob   # pylint: disable=global-statement
-    hosts_cpu_glob = HOSTS_CPU.format(th_id=a.th_id)
+    global hosts_th_id   # pylint: disable=global-statement
+    hosts_th_id = a.th_id
     if a.ab:
         return ab(a.ab, a.rounds, a.th_id, a.add)
     with sites.started(a.th_id, 4 if a.add else 3, TOP / ".cache" / "sandbox") as (hosts, tmp, pack):

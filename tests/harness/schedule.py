@@ -22,18 +22,29 @@ def read(path):
     return files
 
 
+def worker_pids(path):
+    """{PID: worker} of the workers that wrote the schedule (lines that carry a pid)."""
+    return {e["pid"]: e["worker"] for e in map(json.loads, open(path, encoding="utf-8")) if "pid" in e}
+
+
+def ticks(cpu_line):
+    """(busy, total) clock ticks in /proc/stat's cpu line: user nice system idle iowait irq softirq
+    steal (guest time is in user's already); idle and iowait are not in use."""
+    t = [int(x) for x in cpu_line.split()[1:9]]
+    return sum(t) - t[3] - t[4], sum(t)
+
+
 def busy(cpu_log, start, end):
-    """The share of the machine's CPU time in use between start and end (/proc/stat: user nice
-    system idle iowait irq softirq steal; idle and iowait are not in use), or None."""
+    """The share of the machine's CPU time in use between start and end, or None."""
     samples = []
     for line in open(cpu_log, encoding="utf-8"):
-        t, dummy, *ticks = line.split()
+        t, cpu_line = line.split(" ", 1)
         if start <= float(t) <= end:
-            samples.append([int(x) for x in ticks[:8]])
+            samples.append(ticks(cpu_line))
     if len(samples) < 2:
         return None
-    d = [b - a for a, b in zip(samples[0], samples[-1])]
-    return 1 - (d[3] + d[4]) / sum(d) if sum(d) else None
+    used, total = samples[-1][0] - samples[0][0], samples[-1][1] - samples[0][1]
+    return used / total if total else None
 
 
 def sample(cpu_log, every=10):

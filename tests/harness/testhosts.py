@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import json
 import os
 import shlex
@@ -315,6 +316,20 @@ class TestHosts:
             self.site_dirs[h] = folder
             if before is not None and before != folder and h in self.names:
                 self.ssh(h, "rm -f /var/lib/offline-pot/site /var/lib/offline-pot/kubernetes", check=False, timeout=30)
+
+
+def worker_instance(worker: str, base: int) -> int:
+    """The harness instance pytest-xdist worker gwN uses: base (TH_ID) + N (a run without workers,
+    "main" in the schedule: base)."""
+    return base + (int(worker[2:]) if worker.startswith("gw") else 0)
+
+
+def host_cpu_files(th_id="*") -> dict[str, str]:
+    """{cgroup name: its cpuacct.usage} of the test hosts up now (of instance th_id, or every one):
+    testhosts.sh's cgdir gives each host a cgroup v1 group testhost-<instance>-<name> below the
+    cgroup of the shell that started it; its usage is the CPU nanoseconds of every process in it."""
+    return {Path(p).parent.name: p
+            for p in glob.glob(f"/sys/fs/cgroup/cpuacct/**/testhost-{th_id}-*/cpuacct.usage", recursive=True)}
 
 
 def cgroup_v1(mounts="/proc/self/mounts") -> bool:

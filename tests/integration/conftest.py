@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness.testhosts import TestHosts
+from harness.testhosts import TestHosts, worker_instance
 
 
 def _terminate(signum, frame):
@@ -77,8 +77,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 def th_id() -> int:
     """This process's harness instance: TH_ID, plus the pytest-xdist worker's number."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return int(os.environ.get("TH_ID", "1")) + int(worker[2:] or 0)
+    return worker_instance(os.environ.get("PYTEST_XDIST_WORKER", "gw0"), int(os.environ.get("TH_ID", "1")))
 
 
 @pytest.fixture(scope="module", autouse=True)

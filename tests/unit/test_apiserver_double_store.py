@@ -137,11 +137,11 @@ def fake_etcd(tmp_path):
         st.close()
 
 
-def wait_until(cond, seconds=20):
+def wait_until(cond, seconds=20, every=0.02):
     """(the unit tests run beside the scenarios, at the lowest priority: the watch may be slow)"""
     deadline = time.monotonic() + seconds
     while not cond() and time.monotonic() < deadline:
-        time.sleep(0.02)
+        time.sleep(every)
     return cond()
 
 
@@ -267,4 +267,4 @@ def test_the_watch_ends_with_the_store_process(etcd, tmp_path):  # pylint: disab
     def left():
         return subprocess.run(["pgrep", "-f", f"{tmp_path}/etcdctl"], capture_output=True, text=True,
                               check=False).stdout.strip()
-    assert wait_until(lambda: not left()), f"a watch outlived its double: {left()}"
+    assert wait_until(lambda: not left(), every=0.25), f"a watch outlived its double: {left()}"
