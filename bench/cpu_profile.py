@@ -3,7 +3,7 @@
 one playbook run), with the kernel's process accounting on (acct(2), acct(5): every process on the
 machine that ends meanwhile writes its CPU time and command name, a short-lived `sh` or an ansible
 task worker included, and a test host's processes too; run it on an otherwise quiet machine) and the
-test hosts' CPU read from their cgroups (testhosts.host_cpu_files) every 2 s.
+test hosts' CPU read from their cgroups (testhosts.host_cpu) every 2 s.
 Not a test: prints numbers for the closing notes - the machine's busy CPU, the ansible-playbook
 processes (the main ones; the ones forked from them: a task worker per task and host, mitogen's
 multiplexer), the test hosts' share and the hosts that took most, the commands that took most, and
@@ -75,20 +75,10 @@ class HostSampler(threading.Thread):
 
     def __init__(self):
         super().__init__(daemon=True)
-        self.used, self.last, self.stop = [], self.read(), threading.Event()
-
-    @staticmethod
-    def read():
-        now = {}
-        for name, path in testhosts.host_cpu_files().items():
-            try:
-                now[name] = int(Path(path).read_text(encoding="ascii")) / 1e9
-            except (OSError, ValueError):   # (gone meanwhile)
-                continue
-        return now
+        self.used, self.last, self.stop = [], testhosts.host_cpu(), threading.Event()
 
     def sample(self):
-        now, t = self.read(), time.time()
+        now, t = testhosts.host_cpu(), time.time()
         for name, cpu in now.items():
             before = self.last.get(name, 0.0)
             self.used.append((t, name, cpu - before if cpu >= before else cpu))
@@ -136,7 +126,8 @@ def per_test_file(procs, host_use, schedule_file, th_id):
 
     def file_at(worker, t):
         return next((f for (w, f), (a, b) in spans.items() if w == worker and a - 1 <= t <= b + 1), "(between files)")
-    find, out = worker_of(procs, {pid: (w, first.get(w, 0)) for pid, w in pids.items()}), collections.defaultdict(lambda: [0.0, 0.0])
+    find = worker_of(procs, {pid: (w, first.get(w, 0)) for pid, w in pids.items()})
+    out = collections.defaultdict(lambda: [0.0, 0.0])
     for p in procs:
         worker = find(p)
         if worker:

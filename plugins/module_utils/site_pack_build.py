@@ -160,10 +160,10 @@ class Builder:
             if item.get("release") and item["release"] != mine:
                 raise BuildError(f"{what}: apt fetches this machine's release ({mine or 'unknown'}), not "
                                  f"{item['release']}: give {item['release']}'s packages with dir, path or url")
-            arch = pm.deb_arch(platform.machine())
-            if pm.binary_arch(item) != arch:
+            arch, wanted = pm.deb_arch(platform.machine()), pm.binary_arch(item)
+            if wanted != arch:
                 raise BuildError(f"{what}: apt fetches this machine's architecture ({arch}), not "
-                                 f"{pm.binary_arch(item)}: give {pm.binary_arch(item)}'s packages with dir, path or url")
+                                 f"{wanted}: give {wanted}'s packages with dir, path or url")
             names = sorted(str(n) for n in item["apt"])
             d = os.path.join(self.cache, "apt", hashlib.sha256(" ".join(names).encode()).hexdigest()[:16])
             if not glob.glob(os.path.join(d, "*.deb")):

@@ -154,13 +154,15 @@ def deb_dir(item: dict) -> str:
     """The pack's folder of an os_packages.deb item: repo/deb/ (every amd64 Debian host without a
     folder of its own release), repo/deb-<release>/ for an item with a release; another arch's
     folders end in -<arch> (repo/deb-arm64/, repo/deb-trixie-arm64/)."""
-    arch = "" if binary_arch(item) == "amd64" else "-" + binary_arch(item)
-    return f"repo/deb-{item['release']}{arch}/" if item.get("release") else f"repo/deb{arch}/"
+    arch = binary_arch(item)
+    suffix = "" if arch == "amd64" else "-" + arch
+    return f"repo/deb-{item['release']}{suffix}/" if item.get("release") else f"repo/deb{suffix}/"
 
 
 def binary_dir(item: dict) -> str:
     """The pack's folder of a binary: bin/ (amd64), bin-<arch>/ for another architecture."""
-    return "bin/" if binary_arch(item) == "amd64" else f"bin-{binary_arch(item)}/"
+    arch = binary_arch(item)
+    return "bin/" if arch == "amd64" else f"bin-{arch}/"
 
 
 def label(section: str, item: dict, index: int) -> str:

@@ -324,12 +324,18 @@ def worker_instance(worker: str, base: int) -> int:
     return base + (int(worker[2:]) if worker.startswith("gw") else 0)
 
 
-def host_cpu_files(th_id="*") -> dict[str, str]:
-    """{cgroup name: its cpuacct.usage} of the test hosts up now (of instance th_id, or every one):
+def host_cpu(th_id="*") -> dict[str, float]:
+    """{cgroup name: CPU seconds so far} of the test hosts up now (of instance th_id, or every one):
     testhosts.sh's cgdir gives each host a cgroup v1 group testhost-<instance>-<name> below the
-    cgroup of the shell that started it; its usage is the CPU nanoseconds of every process in it."""
-    return {Path(p).parent.name: p
-            for p in glob.glob(f"/sys/fs/cgroup/cpuacct/**/testhost-{th_id}-*/cpuacct.usage", recursive=True)}
+    cgroup of the shell that started it; its cpuacct.usage is the CPU nanoseconds of every process
+    in it. A host that goes while it is read is left out."""
+    used = {}
+    for p in glob.glob(f"/sys/fs/cgroup/cpuacct/**/testhost-{th_id}-*/cpuacct.usage", recursive=True):
+        try:
+            used[Path(p).parent.name] = int(Path(p).read_text(encoding="ascii")) / 1e9
+        except (OSError, ValueError):
+            continue
+    return used
 
 
 def cgroup_v1(mounts="/proc/self/mounts") -> bool:
