@@ -89,11 +89,13 @@ class HostSampler(threading.Thread):
             self.sample()
 
 
-def worker_of(procs, workers):
-    """A function: the pytest-xdist worker a process descends from, or None (a test host's process, one
-    below its systemd-nspawn, too: the host's cgroup counts it). workers: {PID: (worker,
-    when it ran its first test)}; an earlier holder of a worker's PID is not the worker (PIDs are
-    reused over a long run, as every parent's: the one alive when its child started)."""
+def ancestor_of(procs, marked, own=()):
+    """A function: the label of the nearest marked process a process descends from (a pytest-xdist
+    worker, a part of tests/run_all.sh), or None (a test host's process, one below its
+    systemd-nspawn, too: the host's cgroup counts it). marked: {PID: (label, a time it was alive)};
+    own: the marked PIDs whose own CPU is their label's too (a part run by one command, the fixture
+    pack's Python; not a worker: it runs many test files). An earlier holder of a marked PID is not the
+    one marked (PIDs are reused over a long run, as every parent's: the one alive when its child started)."""
     by_pid = collections.defaultdict(list)
     for p in procs:
         by_pid[p.pid].append(p)
@@ -101,22 +103,37 @@ def worker_of(procs, workers):
     def parent(p):
         return next((q for q in by_pid.get(p.ppid, ()) if q.start - 1 <= p.start <= q.end + 1), None)
 
+    def alive(p, pid):
+        return p.start - 1 <= marked[pid][1] <= p.end + 1
+
     def find(p):
         seen = set()
+        if p.pid in own and alive(p, p.pid):
+            return marked[p.pid][0]
         while p is not None and p.ppid not in seen and p.comm != "systemd-nspawn":   # (a host's: its cgroup's)
             seen.add(p.ppid)
             up = parent(p)
-            if p.ppid in workers and (up is None or up.start <= workers[p.ppid][1] <= up.end):
-                return workers[p.ppid][0]
+            if p.ppid in marked and (up is None or alive(up, p.ppid)):
+                return marked[p.ppid][0]
             p = up
         return None
     return find
 
 
-def per_test_file(procs, host_use, schedule_file, th_id):
+def read_parts(path):
+    """{PID: ("(part)", when it started)} from tests/run_all.sh's RUN_PARTS_FILE lines, "<part> <PID> <time>"."""
+    parts = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        label, pid, t = line.rsplit(" ", 2)
+        parts[int(pid)] = (f"({label})", float(t))
+    return parts
+
+
+def per_test_file(procs, host_use, schedule_file, th_id, parts):
     """{test file: [controller CPU s, hosts' CPU s]} for a run of tests/run_all.sh that wrote its
     schedule to schedule_file: a process is the file's that its worker ran when it started; a host's
-    cgroup CPU is the file's that the worker using the host's instance ran then (testhosts.worker_instance)."""
+    cgroup CPU is the file's that the worker using the host's instance ran then (testhosts.worker_instance).
+    The processes of no worker that descend from a part of the run (parts: read_parts) are that part's."""
     spans, pids = schedule.read(schedule_file), schedule.worker_pids(schedule_file)
     if not pids:
         print(f"(no worker PIDs in {schedule_file}: the controller's CPU per test file is unknown)")
@@ -126,12 +143,15 @@ def per_test_file(procs, host_use, schedule_file, th_id):
 
     def file_at(worker, t):
         return next((f for (w, f), (a, b) in spans.items() if w == worker and a - 1 <= t <= b + 1), "(between files)")
-    find = worker_of(procs, {pid: (w, first.get(w, 0)) for pid, w in pids.items()})
+    workers = {pid: (w, first.get(w, 0)) for pid, w in pids.items()}
+    find = ancestor_of(procs, {**parts, **workers}, own=set(parts) - set(workers))
     out = collections.defaultdict(lambda: [0.0, 0.0])
     for p in procs:
-        worker = find(p)
-        if worker:
-            out[file_at(worker, p.start)][0] += p.cpu
+        label = find(p)
+        if label in first:
+            out[file_at(label, p.start)][0] += p.cpu
+        elif label:
+            out[label][0] += p.cpu
     instances = {testhosts.worker_instance(w, th_id): w for w in first}
     for t, name, cpu in host_use:
         worker = instances.get(int(name.split("-")[1]))
@@ -174,27 +194,29 @@ def main():
         ap.error("no command (after --)")
     libc = ctypes.CDLL(None, use_errno=True)
     acct_file = Path(tempfile.mkstemp(prefix="cpu-profile-", suffix=".acct")[1])
+    parts_file = Path(tempfile.mkstemp(prefix="cpu-profile-", suffix=".parts")[1])
     if libc.acct(str(acct_file).encode()) != 0:
         sys.exit(f"cpu_profile: acct(2) failed: {os.strerror(ctypes.get_errno())} (root?)")
     hosts = HostSampler()
     hosts.start()
     t0, b0 = time.monotonic(), busy()
     try:
-        rc = subprocess.run(cmd, check=False).returncode
+        rc = subprocess.run(cmd, check=False, env=dict(os.environ, RUN_PARTS_FILE=str(parts_file))).returncode
     finally:
         libc.acct(None)
         hosts.stop.set()
         hosts.join()
         hosts.sample()
     wall, used = time.monotonic() - t0, busy() - b0
-    procs = list(records(acct_file))
+    procs, parts = list(records(acct_file)), read_parts(parts_file)
     acct_file.unlink()
+    parts_file.unlink()
     report(rc, wall, used, procs, hosts.used, a.top)
     if a.schedule and Path(a.schedule).is_file():
-        files = per_test_file(procs, hosts.used, a.schedule, a.th_id)
-        print(f"CPU per test file (s: its processes on the controller + its test hosts; the rest of the busy CPU, "
-              f"{used - sum(c + h for c, h in files.values()):.0f} s: the set-up, the checks beside, pytest itself, "
-              "processes still running at the end):")
+        files = per_test_file(procs, hosts.used, a.schedule, a.th_id, parts)
+        print(f"CPU per test file and per part of tests/run_all.sh, in parentheses (s: its processes on the controller "
+              f"+ its test hosts; the rest of the busy CPU, {used - sum(c + h for c, h in files.values()):.0f} s: "
+              "processes still running at the end, or of none of them):")
         for f, (c, h) in sorted(files.items(), key=lambda kv: -sum(kv[1])):
             print(f"  {c + h:7.0f} = {c:6.0f} + {h:6.0f}  {f}")
     return rc

@@ -8,12 +8,18 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$TOP"
 [ "$(id -u)" = 0 ] || { echo "the tests need root (test hosts are systemd-nspawn containers)" >&2; exit 1; }
 t0=$(date +%s)
+# RUN_PARTS_FILE (bench/cpu_profile.py sets it): each part of the run started in the background, as
+# "<part> <PID> <time>", so that the CPU of the processes below it is told as that part's
+part() { [ -z "${RUN_PARTS_FILE:-}" ] || echo "$1 $2 $(date +%s)" >> "$RUN_PARTS_FILE"; }
+part "run_all.sh: pytest itself, its workers' own process, and the rest" $$
 # Every scenario waits for the test hosts' root filesystem and apt repository (cold: about a minute
 # of CPU) and then for the fixture site pack (about half a minute): the first two are built while
 # the controller's virtualenv installs, the pack while pytest starts its workers and they boot
 # their hosts (a scenario finds each built, or waits for its lock, and builds it itself if a build
 # here failed).
-bash tests/harness/testhosts.sh deps
+bash tests/harness/testhosts.sh deps &
+part "set-up: the harness's apt packages" $!
+wait $!
 # The tests' own tools from Debian, installed beside the virtualenv (no apt lock shared with the
 # builds above: debootstrap and the repository's chroot have their own): a real browser for the run
 # report's test (tests/harness/browser.py), podman with Debian's runc for the execution environment
@@ -25,21 +31,27 @@ apt_log=$(mktemp --suffix=.apt.log)
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc ) > "$apt_log" 2>&1 &
 apt_pid=$!
+part "set-up: chromium and podman" $apt_pid
 prep_log=$(mktemp --suffix=.prep.log)
 ( bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$prep_log" 2>&1 &
 prep_pid=$!
+part "set-up: Debian 12's rootfs and repository" $prep_pid
 # and Debian 13's, under a lock of their own (the fixture pack carries Debian 13's packages, fetched
 # inside that rootfs; the precheck and mixed-release scenarios start Debian 13 hosts: testhosts.py's extra())
 trixie_log=$(mktemp --suffix=.trixie.log)
 ( export TH_RELEASE=trixie; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$trixie_log" 2>&1 &
 trixie_pid=$!
+part "set-up: Debian 13's rootfs and repository" $trixie_pid
 # and Debian 12 arm64's (the mixed-release scenario's arm64 worker, run through qemu-user-static;
 # its rootfs's packages configure emulated, about 8 minutes of one CPU), then the mixed site's pack
 # (the fixture's with Debian 13's packages and arm64's binaries, packages and image manifests)
 arm64_log=$(mktemp --suffix=.arm64.log)
 ( export TH_ARCH=arm64; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$arm64_log" 2>&1 &
 arm64_pid=$!
-bash tests/setup_controller.sh
+part "set-up: arm64's rootfs and repository" $arm64_pid
+bash tests/setup_controller.sh &
+part "set-up: the controller's virtualenv" $!
+wait $!
 wait "$apt_pid" || { cat "$apt_log"; echo "== chromium, podman or runc did not install" >&2; exit 1; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
 export PATH=$VENV/bin:$PATH ANSIBLE_CONFIG=$TOP/ansible.cfg
@@ -47,6 +59,7 @@ wait "$prep_pid" || { cat "$prep_log"; echo "== the test hosts' root filesystem 
 python tests/harness/fixture_pack.py "$TOP/.cache/fixture-pack/e2e" \
   "$(bash tests/harness/testhosts.sh info | sed -n 's/^TH_REPO=//p')" >> "$prep_log" 2>&1 &
 pack_pid=$!
+part "set-up: the fixture pack" $pack_pid
 echo "== setup done in $(( $(date +%s) - t0 )) s"
 # how fast this machine is (run times differ by a third between machines of the same size): one
 # core's seconds for a fixed piece of Python, printed so that one run's times can be set against another's
@@ -71,6 +84,7 @@ sanity_log=$(mktemp --suffix=.sanity.log)
   trap 'touch "$checks_done"' EXIT
   bash tests/sanity/run.sh sanity > "$sanity_log" 2>&1 &
   sanity_pid=$!
+  part "checks: ansible-test sanity" $sanity_pid
   (
     set -euo pipefail
     echo "== yamllint"; yamllint -s .
@@ -83,6 +97,7 @@ sanity_log=$(mktemp --suffix=.sanity.log)
     bash tests/sanity/run.sh units docs
   ) &
   rest_pid=$!
+  part "checks: lint, docs, build, units" $rest_pid
   rest_rc=0 sanity_rc=0
   wait "$rest_pid" || rest_rc=$?
   wait "$sanity_pid" || sanity_rc=$?

@@ -82,3 +82,18 @@ def test_an_image_without_the_hosts_architecture_is_named():
     # several architectures at once (the upgrade's check: every architecture of the site's nodes)
     assert pack_missing_images(amd, "1.31.1", "flannel", "library", ["amd64", "arm64"]) == \
         [f"{r} (no arm64 image)" for r in wanted if "pause" in r]
+
+
+def test_a_debian_hosts_package_folder_is_its_releases_own_where_the_pack_has_one():
+    from ansible_collections.offline_pot.tke.plugins.filter.pack_deb_dir import pack_deb_dir
+    files = [{"path": p} for p in ("repo/deb/Packages", "repo/deb-trixie/Packages", "repo/deb-arm64/Packages",
+                                   "bin/containerd")]
+    assert pack_deb_dir(files, "bookworm", "x86_64") == "repo/deb/"
+    assert pack_deb_dir(files, "trixie", "x86_64") == "repo/deb-trixie/"
+    assert pack_deb_dir(files, "trixie", "amd64") == "repo/deb-trixie/"
+    # arm64's own folders: of its release where the pack has one, else the one its releases share
+    assert pack_deb_dir(files, "bookworm", "aarch64") == "repo/deb-arm64/"
+    assert pack_deb_dir(files, "trixie", "aarch64") == "repo/deb-arm64/"
+    assert pack_deb_dir(files + [{"path": "repo/deb-trixie-arm64/Packages"}], "trixie", "aarch64") == "repo/deb-trixie-arm64/"
+    # a folder of a release whose name begins another's is not that release's
+    assert pack_deb_dir([{"path": "repo/deb-trixie-arm64/Packages"}], "trixie", "x86_64") == "repo/deb/"
