@@ -7,7 +7,8 @@ test hosts' CPU read from their cgroups (testhosts.host_cpu) every 2 s.
 Not a test: prints numbers for the closing notes - the machine's busy CPU, the ansible-playbook
 processes (the main ones; the ones forked from them: a task worker per task and host, mitogen's
 multiplexer), the test hosts' share and the hosts that took most, the commands that took most, and
-with --schedule each test file's CPU.
+with --schedule each test file's CPU and each part's of tests/run_all.sh (the set-up's builds, the
+checks, pytest itself: the command is given RUN_PARTS_FILE, where run_all.sh names each part's PID).
 
     .cache/venv/bin/python bench/cpu_profile.py [--top 25] -- bash tests/run_all.sh
     .cache/venv/bin/python bench/cpu_profile.py --schedule /tmp/s.jsonl -- \
@@ -17,7 +18,7 @@ Needs root (acct(2)); accounting goes to a file of its own for the command's tim
 `accton`'s, is replaced) and is off afterwards. Not counted: processes still running when the
 command ends (the hosts' cgroups still count a host left up), and a host's last 2 s before it goes.
 A test file's processes are those that descend from the pytest-xdist worker that ran it; one that
-daemonizes (its parent then PID 1) is no file's.
+daemonizes (its parent then PID 1) is no file's. A part's are the others that descend from it.
 """
 import argparse
 import collections
@@ -89,13 +90,18 @@ class HostSampler(threading.Thread):
             self.sample()
 
 
-def ancestor_of(procs, marked, own=()):
+Mark = collections.namedtuple("Mark", "label t own")   # own: the marked process's own CPU is the label's too
+
+
+def ancestor_of(procs, marks):
     """A function: the label of the nearest marked process a process descends from (a pytest-xdist
     worker, a part of tests/run_all.sh), or None (a test host's process, one below its
-    systemd-nspawn, too: the host's cgroup counts it). marked: {PID: (label, a time it was alive)};
-    own: the marked PIDs whose own CPU is their label's too (a part run by one command, the fixture
-    pack's Python; not a worker: it runs many test files). An earlier holder of a marked PID is not the
-    one marked (PIDs are reused over a long run, as every parent's: the one alive when its child started)."""
+    systemd-nspawn, too: the host's cgroup counts it). marks: {PID: [Mark(label, a time the marked
+    process was alive, own)]}; own: the marked process's own CPU is the label's too (a part run by
+    one command, the fixture pack's Python; not a worker: it runs many test files). PIDs are reused
+    over a long run (a parent is the holder of its PID alive when the child started): a mark is the
+    process's whose lifetime holds its time, or, where the parent has no record (it outlived the
+    accounting), the latest mark of the parent's PID made before the child started."""
     by_pid = collections.defaultdict(list)
     for p in procs:
         by_pid[p.pid].append(p)
@@ -103,29 +109,37 @@ def ancestor_of(procs, marked, own=()):
     def parent(p):
         return next((q for q in by_pid.get(p.ppid, ()) if q.start - 1 <= p.start <= q.end + 1), None)
 
-    def alive(p, pid):
-        return p.start - 1 <= marked[pid][1] <= p.end + 1
+    def mark_of(holder, pid, child=None):
+        if holder is not None:
+            return next((m for m in marks.get(pid, ()) if holder.start - 1 <= m.t <= holder.end + 1), None)
+        return max((m for m in marks.get(pid, ()) if m.t - 1 <= child.start), key=lambda m: m.t, default=None)
 
     def find(p):
+        mine = mark_of(p, p.pid)
+        if mine is not None and mine.own:
+            return mine.label
         seen = set()
-        if p.pid in own and alive(p, p.pid):
-            return marked[p.pid][0]
         while p is not None and p.ppid not in seen and p.comm != "systemd-nspawn":   # (a host's: its cgroup's)
             seen.add(p.ppid)
             up = parent(p)
-            if p.ppid in marked and (up is None or alive(up, p.ppid)):
-                return marked[p.ppid][0]
+            mark = mark_of(up, p.ppid, child=p)
+            if mark is not None:
+                return mark.label
             p = up
         return None
     return find
 
 
 def read_parts(path):
-    """{PID: ("(part)", when it started)} from tests/run_all.sh's RUN_PARTS_FILE lines, "<part> <PID> <time>"."""
-    parts = {}
+    """[(PID, Mark)] of tests/run_all.sh's parts from its RUN_PARTS_FILE lines, "<part> <PID> <time>"
+    (a time the part's process was alive: when it was marked); a line that does not parse is left out."""
+    parts = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
-        label, pid, t = line.rsplit(" ", 2)
-        parts[int(pid)] = (f"({label})", float(t))
+        try:
+            label, pid, t = line.rsplit(" ", 2)
+            parts.append((int(pid), Mark(f"({label})", float(t), True)))
+        except ValueError:
+            continue
     return parts
 
 
@@ -143,8 +157,10 @@ def per_test_file(procs, host_use, schedule_file, th_id, parts):
 
     def file_at(worker, t):
         return next((f for (w, f), (a, b) in spans.items() if w == worker and a - 1 <= t <= b + 1), "(between files)")
-    workers = {pid: (w, first.get(w, 0)) for pid, w in pids.items()}
-    find = ancestor_of(procs, {**parts, **workers}, own=set(parts) - set(workers))
+    marks = collections.defaultdict(list)
+    for pid, mark in [*parts, *((pid, Mark(w, first.get(w, 0), False)) for pid, w in pids.items())]:
+        marks[pid].append(mark)
+    find = ancestor_of(procs, marks)
     out = collections.defaultdict(lambda: [0.0, 0.0])
     for p in procs:
         label = find(p)
@@ -201,16 +217,18 @@ def main():
     hosts.start()
     t0, b0 = time.monotonic(), busy()
     try:
-        rc = subprocess.run(cmd, check=False, env=dict(os.environ, RUN_PARTS_FILE=str(parts_file))).returncode
+        try:
+            rc = subprocess.run(cmd, check=False, env=dict(os.environ, RUN_PARTS_FILE=str(parts_file))).returncode
+        finally:
+            libc.acct(None)
+            hosts.stop.set()
+            hosts.join()
+            hosts.sample()
+        wall, used = time.monotonic() - t0, busy() - b0
+        procs, parts = list(records(acct_file)), read_parts(parts_file)
     finally:
-        libc.acct(None)
-        hosts.stop.set()
-        hosts.join()
-        hosts.sample()
-    wall, used = time.monotonic() - t0, busy() - b0
-    procs, parts = list(records(acct_file)), read_parts(parts_file)
-    acct_file.unlink()
-    parts_file.unlink()
+        acct_file.unlink()
+        parts_file.unlink()
     report(rc, wall, used, procs, hosts.used, a.top)
     if a.schedule and Path(a.schedule).is_file():
         files = per_test_file(procs, hosts.used, a.schedule, a.th_id, parts)

@@ -8,18 +8,23 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$TOP"
 [ "$(id -u)" = 0 ] || { echo "the tests need root (test hosts are systemd-nspawn containers)" >&2; exit 1; }
 t0=$(date +%s)
-# RUN_PARTS_FILE (bench/cpu_profile.py sets it): each part of the run started in the background, as
-# "<part> <PID> <time>", so that the CPU of the processes below it is told as that part's
+# RUN_PARTS_FILE (bench/cpu_profile.py sets it): each part of the run (this script, a job started
+# in the background, a command run in the foreground with in_part), as "<part> <PID> <time>", so
+# that the CPU of the processes below it is told as that part's
 part() { [ -z "${RUN_PARTS_FILE:-}" ] || echo "$1 $2 $(date +%s)" >> "$RUN_PARTS_FILE"; }
+in_part() { # LABEL CMD...: CMD in the foreground (Ctrl-C stops it), its PID named as the part's
+  local label=$1; shift
+  if [ -z "${RUN_PARTS_FILE:-}" ]; then "$@"; return; fi
+  # shellcheck disable=SC2016  # expanded by the inner shell, which then becomes CMD
+  bash -c 'echo "$0 $$ $(date +%s)" >> "$RUN_PARTS_FILE"; exec "$@"' "$label" "$@"
+}
 part "run_all.sh: pytest itself, its workers' own process, and the rest" $$
 # Every scenario waits for the test hosts' root filesystem and apt repository (cold: about a minute
 # of CPU) and then for the fixture site pack (about half a minute): the first two are built while
 # the controller's virtualenv installs, the pack while pytest starts its workers and they boot
 # their hosts (a scenario finds each built, or waits for its lock, and builds it itself if a build
 # here failed).
-bash tests/harness/testhosts.sh deps &
-part "set-up: the harness's apt packages" $!
-wait $!
+in_part "set-up: the harness's apt packages" bash tests/harness/testhosts.sh deps
 # The tests' own tools from Debian, installed beside the virtualenv (no apt lock shared with the
 # builds above: debootstrap and the repository's chroot have their own): a real browser for the run
 # report's test (tests/harness/browser.py), podman with Debian's runc for the execution environment
@@ -49,9 +54,7 @@ arm64_log=$(mktemp --suffix=.arm64.log)
 ( export TH_ARCH=arm64; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$arm64_log" 2>&1 &
 arm64_pid=$!
 part "set-up: arm64's rootfs and repository" $arm64_pid
-bash tests/setup_controller.sh &
-part "set-up: the controller's virtualenv" $!
-wait $!
+in_part "set-up: the controller's virtualenv" bash tests/setup_controller.sh
 wait "$apt_pid" || { cat "$apt_log"; echo "== chromium, podman or runc did not install" >&2; exit 1; }
 VENV=${OPT_VENV:-$TOP/.cache/venv}
 export PATH=$VENV/bin:$PATH ANSIBLE_CONFIG=$TOP/ansible.cfg

@@ -191,25 +191,27 @@ rootfs() {
 }
 
 fetch_debs() { # DEST PKG...: the packages and what they need beyond the rootfs, fetched by the
-  # release's own apt inside its rootfs (an overlay, dropped after; another architecture's by this
-  # machine's apt on it) from the machine's mirror
+  # release's apt on its rootfs (an overlay, dropped after) from the machine's mirror
   local dest=$1 T M rc=0; shift
-  binfmt
   T=$CACHE/apt$SUFFIX-tmp; rm -rf "$T"; mkdir -p "$T"/{upper,work,merged} "$dest"; M=$T/merged
   mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$T/upper,workdir=$T/work" "$M"
   rm -f "$M/etc/apt/sources.list.d/local.list" "$M/etc/apt/sources.list"
   # the machine's mirror (and snapshot notes), for the rootfs's release
   sed "s/\bbookworm\b/$TH_RELEASE/g" /etc/apt/sources.list.d/debian.sources > "$M/etc/apt/sources.list.d/debian.sources"
-  if [ "$TH_ARCH" = "$(dpkg --print-architecture)" ]; then
+  if [ "$TH_ARCH" = amd64 ]; then
     mount --bind /etc/resolv.conf "$M/etc/resolv.conf"
     chroot "$M" apt-get update -qq && chroot "$M" apt-get install -y -qq --no-install-recommends --download-only "$@" >/dev/null || rc=$?
     umount "$M/etc/resolv.conf"
   else
-    # another architecture's apt would run emulated (its update parses the archive's indexes under
-    # qemu-user: minutes of CPU for each call); this machine's apt resolves the same against the
-    # rootfs's own sources and dpkg status (Dir), as the rootfs's architecture
-    local apt=(apt-get -o Dir="$M" -o APT::Architecture="$TH_ARCH" -o APT::Architectures="$TH_ARCH" -o APT::Sandbox::User=root)
-    "${apt[@]}" update -qq && "${apt[@]}" install -y -qq --no-install-recommends --download-only "$@" >/dev/null || rc=$?
+    # another architecture's apt would run emulated (about 15 s of CPU a call, its update parsing
+    # the archive's indexes under qemu-user): this machine's apt (Debian 12's) runs on the rootfs
+    # instead, as the rootfs's architecture, with only the rootfs's settings (APT_CONFIG is read
+    # before apt.conf.d, which Dir then puts in the rootfs), sources, keyring and dpkg status
+    sed -i "s#^Signed-By: /#Signed-By: $M/#" "$M/etc/apt/sources.list.d/debian.sources"
+    printf 'Dir "%s/";\nAPT::Architecture "%s";\nAPT::Architectures { "%s"; };\nAPT::Sandbox::User "root";\n' \
+      "$M" "$TH_ARCH" "$TH_ARCH" > "$T/apt.conf"
+    APT_CONFIG=$T/apt.conf apt-get update -qq \
+      && APT_CONFIG=$T/apt.conf apt-get install -y -qq --no-install-recommends --download-only "$@" >/dev/null || rc=$?
   fi
   cp "$M"/var/cache/apt/archives/*.deb "$dest/" 2>/dev/null || true
   umount "$M"; rm -rf "$T"

@@ -95,5 +95,7 @@ def test_a_debian_hosts_package_folder_is_its_releases_own_where_the_pack_has_on
     assert pack_deb_dir(files, "bookworm", "aarch64") == "repo/deb-arm64/"
     assert pack_deb_dir(files, "trixie", "aarch64") == "repo/deb-arm64/"
     assert pack_deb_dir(files + [{"path": "repo/deb-trixie-arm64/Packages"}], "trixie", "aarch64") == "repo/deb-trixie-arm64/"
-    # a folder of a release whose name begins another's is not that release's
+    # another architecture's folder of the release is not an amd64 host's, nor one of a release
+    # whose name begins the host's
     assert pack_deb_dir([{"path": "repo/deb-trixie-arm64/Packages"}], "trixie", "x86_64") == "repo/deb/"
+    assert pack_deb_dir([{"path": "repo/deb-trixie2/Packages"}], "trixie", "x86_64") == "repo/deb/"
