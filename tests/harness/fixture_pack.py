@@ -322,9 +322,10 @@ PACKAGES = ["socat", "conntrack", "python3-bcrypt", "python3-cffi-backend", "pyt
 
 
 # and what the roles install beyond them (host_init's chrony; on the masters of a keepalived site
-# ha_keepalived's keepalived and curl): Debian 12 hosts take these from the harness's repository
-# (standing for a site's own mirror there), another release's hosts from the pack alone
-HOST_PACKAGES = ["chrony", "keepalived", "curl"]
+# ha_keepalived's keepalived and curl; on the etcd members etcd's etcd-server and etcd-client):
+# Debian 12 hosts take these from the harness's repository (standing for a site's own mirror
+# there), another release's hosts from the pack alone
+HOST_PACKAGES = ["chrony", "keepalived", "curl", "etcd-server", "etcd-client"]
 
 
 def release_debs(release: str, dest: Path, packages=(*PACKAGES, *HOST_PACKAGES)) -> Path:

@@ -24,13 +24,14 @@ def ha_keepalived(th, path: Path, pack: Path, **group_vars) -> Path:
 
 
 def keepalived_site(th, path: Path, pack: Path, masters, workers, settings: dict | None = None,
-                    **host_vars) -> Path:
-    """The HA keepalived site on any hosts: the masters hold the VIP, etcd external on h1 (so the
-    API server doubles of every master share their objects), the registry on h1; settings: more
-    group variables (the release); host_vars: per host overrides (an unreachable address). Used to
-    upgrade, grow and shrink one site (test_upgrade.py) and by bench/scale_bench.py."""
+                    services: str = "h1", **host_vars) -> Path:
+    """The HA keepalived site on any hosts: the masters hold the VIP, etcd external on one host,
+    `services` (h1; so the API server doubles of every master share their objects), the registry
+    on it too; settings: more group variables (the release); host_vars: per host overrides (an
+    unreachable address). Used to upgrade, grow and shrink one site (test_upgrade.py), for the
+    site of two releases (test_mixed_releases.py) and by bench/scale_bench.py."""
     return th.write_inventory(
-        path, groups={"masters": list(masters), "workers": list(workers), "etcd": ["h1"], "registry": ["h1"]},
+        path, groups={"masters": list(masters), "workers": list(workers), "etcd": [services], "registry": [services]},
         group_vars={"tke_ha_mode": "keepalived", "tke_vip": vip(th), "tke_site_pack": str(pack),
                     "site_repo_packages": ["conntrack", "socat"],
                     "precheck_disk": [{"path": "/var/lib", "min_free_gb": 1}],

@@ -1,6 +1,7 @@
 """A site of two Debian releases and two architectures from one pack (issue 27): a Debian 12 amd64
-master (h1, with etcd and the registry), a Debian 13 master (h4) holding the API VIP with it
-(keepalived), a Debian 13 worker (h5) and a Debian 12 arm64 worker (h6), the Debian 13 hosts on
+master (h1), a Debian 13 master (h4, with etcd - Debian 13's etcd 3.5, from the pack - and the
+registry) holding the API VIP with it (keepalived), a Debian 13 worker (h5) and a Debian 12 arm64
+worker (h6), the Debian 13 hosts on
 trixie's own rootfs (its Python 3.13, systemd 257 and apt), the arm64 one on bookworm's arm64 rootfs
 run through qemu-user-static (every program on it an arm64 build, emulated), installed from one
 pack: the fixture's with Debian 13's packages in a folder of their own (os_packages.deb items with
@@ -8,13 +9,16 @@ pack: the fixture's with Debian 13's packages in a folder of their own (os_packa
 and every image an index of an amd64 and an arm64 image. Each host is given, and its apt reads,
 only its release's and architecture's folder of the pack (the harness's own package repository is
 taken off the Debian 13 and arm64 hosts first, as a site's hosts have none): they install their own
-socat, conntrack and keepalived, every phase runs on all four, the arm64 worker runs arm64's
+socat, conntrack, keepalived and etcd, every phase runs on all four, the arm64 worker runs arm64's
 containerd, runc and CNI plugins and joins as an arm64 node, and a re-run changes nothing, with
 the journal and without it (every phase re-converged, the evidence read from the hosts of both
 releases and architectures). The site installs 1.35.7 and is then upgraded to 1.36.3 (day 2 on
 Debian 13 and arm64: each node drained, its pack synced from its own folders, kubeadm upgrade and the
 kubelet of 1.36 on it, containerd 2.1.9 of its architecture, the sandbox image of 1.36 in its
-containerd configuration)."""
+containerd configuration); then the Debian 13 worker is removed (remove_node.yml: drained, its Node
+deleted, the host reset - Debian 13's kubelet, containerd and the collection's files gone), again
+with no change, and added back to the running site (install.yml: it joins at the site's 1.36.3, its
+node Ready). (The arm64 worker is not removed and added too: every task on it runs emulated.)"""
 import contextlib
 import json
 import os
@@ -28,6 +32,7 @@ from harness.playbook import NO_RESUME, run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 UPGRADE = TOP / "playbooks" / "upgrade.yml"
+REMOVE = TOP / "playbooks" / "remove_node.yml"
 NODES = ("h1", "h4", "h5", "h6")
 PACK_DIR = "/opt/tke/pack"   # site_repo_dir's default
 TRIXIE = ("h4", "h5")
@@ -52,7 +57,8 @@ def site(testhosts, tmp_path_factory):
         for name in KINDS:
             testhosts.ssh(name, "rm /etc/apt/sources.list.d/local.list && apt-get update -qq", timeout=300)
         inv = sites.keepalived_site(testhosts, tmp_path_factory.mktemp("mixed") / "hosts.yml", pack,
-                                    masters=["h1", "h4"], workers=["h5", ARM64], settings={"tke_k8s_version": "1.35.7"})
+                                    masters=["h1", "h4"], workers=["h5", ARM64], settings={"tke_k8s_version": "1.35.7"},
+                                    services="h4")
         yield pack, inv, run_playbook(INSTALL, inv)
 
 
@@ -91,9 +97,13 @@ def test_each_release_installs_from_its_own_folder_of_the_pack(testhosts, site):
         for name in ("socat", "conntrack"):
             installed = testhosts.ssh(host, f"dpkg-query -W -f '${{Version}} ${{Architecture}}' {name}").stdout
             assert installed == packaged(manifest, folder, name) + (" arm64" if host == ARM64 else " amd64"), (host, name)
-    # the Debian 13 master's keepalived is trixie's, from the pack
-    assert testhosts.ssh("h4", "dpkg-query -W -f '${Version}' keepalived").stdout == \
-        packaged(manifest, "repo/deb-trixie/", "keepalived")
+    # the Debian 13 master's keepalived and etcd are trixie's, from the pack; its etcd is the site's
+    # (every master's API server keeps its objects there) and its registry serves every node's images
+    for name in ("keepalived", "etcd-server"):
+        assert testhosts.ssh("h4", f"dpkg-query -W -f '${{Version}}' {name}").stdout == \
+            packaged(manifest, "repo/deb-trixie/", name), name
+    assert [testhosts.ssh(h, "systemctl is-active etcd tke-registry", check=False).stdout.split() for h in ("h1", "h4")] \
+        == [["inactive", "inactive"], ["active", "active"]]
     # the two releases' packages differ (else this proves nothing)
     assert packaged(manifest, "repo/deb/", "socat") != packaged(manifest, "repo/deb-trixie/", "socat")
     # each host was given its own architecture's binaries, and only those
@@ -199,3 +209,24 @@ def test_the_mixed_site_upgrades_to_the_next_minor(testhosts, site):
     # the arm64 node runs its own architecture's build of the containerd 1.36 takes
     assert elf_machine(testhosts, ARM64, "/usr/local/bin/containerd") == "aarch64"
     assert "2.1.9" in testhosts.ssh(ARM64, "containerd --version").stdout
+
+
+def test_the_debian_13_worker_is_removed_reset_and_added_back(testhosts, site):
+    dummy, inv, first = site
+    assert first.rc == 0, first.explain()
+    run = run_playbook(REMOVE, inv, "-e", "node=h5", "-e", "remove_node_confirm=true")
+    assert run.rc == 0, run.explain()
+    testhosts.kubectl_client("h1")
+    nodes = json.loads(testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout)
+    assert sorted(n["metadata"]["name"] for n in nodes["items"]) == ["h1", "h4", "h6"]
+    assert testhosts.ssh("h5", "systemctl is-active kubelet containerd", check=False).stdout.split() == ["inactive"] * 2
+    assert testhosts.ssh("h5", "ls /etc/kubernetes/kubelet.conf /var/lib/offline-pot 2>&1", check=False).returncode != 0
+    again = run_playbook(REMOVE, inv, "-e", "node=h5", "-e", "remove_node_confirm=true")
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()
+    # the reset host, still in the inventory, joins the running site again at its release
+    back = run_playbook(INSTALL, inv, "-e", "tke_k8s_version=1.36.3")
+    assert back.rc == 0, back.explain()
+    assert testhosts.kubelet_versions() == {h: "v1.36.3" for h in NODES}
+    nodes = json.loads(testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout)
+    assert {n["metadata"]["name"]: [c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"]
+            for n in nodes["items"]} == {h: ["True"] for h in NODES}
