@@ -97,8 +97,8 @@ def ancestor_of(procs, marks):
     """A function: the label of the nearest marked process a process descends from (a pytest-xdist
     worker, a part of tests/run_all.sh), or None (a test host's process, one below its
     systemd-nspawn, too: the host's cgroup counts it). marks: {PID: [Mark(label, a time the marked
-    process was alive, own)]}; own: the marked process's own CPU is the label's too (a part run by
-    one command, the fixture pack's Python; not a worker: it runs many test files). PIDs are reused
+    process was alive, own)]}; own: the marked process's own CPU is the label's too (every part of
+    tests/run_all.sh; not a worker: it runs many test files). PIDs are reused
     over a long run (a parent is the holder of its PID alive when the child started): a mark is the
     process's whose lifetime holds its time, or, where the parent has no record (it outlived the
     accounting), the latest mark of the parent's PID made before the child started."""
@@ -112,7 +112,10 @@ def ancestor_of(procs, marks):
     def mark_of(holder, pid, child=None):
         if holder is not None:
             return next((m for m in marks.get(pid, ()) if holder.start - 1 <= m.t <= holder.end + 1), None)
-        return max((m for m in marks.get(pid, ()) if m.t - 1 <= child.start), key=lambda m: m.t, default=None)
+        # (a mark made in the lifetime of a recorded holder of the PID is that holder's, not the parent's)
+        return max((m for m in marks.get(pid, ()) if m.t - 1 <= child.start
+                    and not any(q.start - 1 <= m.t <= q.end + 1 for q in by_pid.get(pid, ()))),
+                   key=lambda m: m.t, default=None)
 
     def find(p):
         mine = mark_of(p, p.pid)
@@ -134,7 +137,7 @@ def read_parts(path):
     """[(PID, Mark)] of tests/run_all.sh's parts from its RUN_PARTS_FILE lines, "<part> <PID> <time>"
     (a time the part's process was alive: when it was marked); a line that does not parse is left out."""
     parts = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             label, pid, t = line.rsplit(" ", 2)
             parts.append((int(pid), Mark(f"({label})", float(t), True)))
@@ -209,21 +212,25 @@ def main():
     if not cmd:
         ap.error("no command (after --)")
     libc = ctypes.CDLL(None, use_errno=True)
-    acct_file = Path(tempfile.mkstemp(prefix="cpu-profile-", suffix=".acct")[1])
-    parts_file = Path(tempfile.mkstemp(prefix="cpu-profile-", suffix=".parts")[1])
-    if libc.acct(str(acct_file).encode()) != 0:
-        sys.exit(f"cpu_profile: acct(2) failed: {os.strerror(ctypes.get_errno())} (root?)")
-    hosts = HostSampler()
-    hosts.start()
-    t0, b0 = time.monotonic(), busy()
+    temp = [tempfile.mkstemp(prefix="cpu-profile-", suffix=suffix) for suffix in (".acct", ".parts")]
+    acct_file, parts_file = (Path(name) for dummy, name in temp)
     try:
+        for fd, dummy in temp:
+            os.close(fd)
+        if libc.acct(str(acct_file).encode()) != 0:
+            sys.exit(f"cpu_profile: acct(2) failed: {os.strerror(ctypes.get_errno())} (root?)")
+        hosts = None
         try:
+            hosts = HostSampler()
+            hosts.start()
+            t0, b0 = time.monotonic(), busy()
             rc = subprocess.run(cmd, check=False, env=dict(os.environ, RUN_PARTS_FILE=str(parts_file))).returncode
         finally:
             libc.acct(None)
-            hosts.stop.set()
-            hosts.join()
-            hosts.sample()
+            if hosts is not None and hosts.is_alive():
+                hosts.stop.set()
+                hosts.join()
+        hosts.sample()
         wall, used = time.monotonic() - t0, busy() - b0
         procs, parts = list(records(acct_file)), read_parts(parts_file)
     finally:

@@ -48,7 +48,7 @@ trixie_log=$(mktemp --suffix=.trixie.log)
 trixie_pid=$!
 part "set-up: Debian 13's rootfs and repository" $trixie_pid
 # and Debian 12 arm64's (the mixed-release scenario's arm64 worker, run through qemu-user-static;
-# its rootfs's packages configure emulated, about 8 minutes of one CPU), then the mixed site's pack
+# its rootfs's packages configure emulated, about 3 minutes of CPU here), then the mixed site's pack
 # (the fixture's with Debian 13's packages and arm64's binaries, packages and image manifests)
 arm64_log=$(mktemp --suffix=.arm64.log)
 ( export TH_ARCH=arm64; bash tests/harness/testhosts.sh rootfs && bash tests/harness/testhosts.sh repo ) > "$arm64_log" 2>&1 &

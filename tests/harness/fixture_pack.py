@@ -385,8 +385,8 @@ def deb_binaries(debs: dict[str, Path], arch: str, tmp: Path, work: Path) -> tup
 
 
 def arch_debs(arch: str) -> dict[str, Path]:
-    """Each DEBS package's .deb for another architecture (arm64), fetched by that arch's Debian 12 apt
-    (its test hosts' rootfs built first if it is not)."""
+    """Each DEBS package's .deb for another architecture (arm64), resolved against that arch's Debian
+    12 rootfs (testhosts.sh debs; the rootfs built first if it is not)."""
     dl = release_debs(f"bookworm/{arch}", TOP / ".cache" / f"fixture-debs-{arch}", list(DEBS))
     return {pkg: sorted(dl.glob(f"{pkg}_*_{arch}.deb"))[-1] for pkg in DEBS}
 

@@ -83,7 +83,7 @@ cgdir() { # per-host cgroup below this shell's own cgroup, in hierarchy $1
 build_rootfs() {
   local R=$ROOTFS.new pw
   rm -rf "$R"
-  log "debootstrap $KIND (cold build, about 2 minutes; an arm64 one runs its packages' scripts emulated: about 10)"
+  log "debootstrap $KIND (cold build, about 2 minutes; an arm64 one runs its packages' scripts emulated: about 3 minutes of CPU here)"
   debootstrap --arch "$TH_ARCH" --variant=minbase --include=$INCLUDE "$TH_RELEASE" "$R" "$(mirror)" >"$CACHE/debootstrap$SUFFIX.log" 2>&1 \
     || { tail -20 "$CACHE/debootstrap$SUFFIX.log" >&2; return 1; }
   # the SSH key and the password every release's hosts share, made by the first build
@@ -207,7 +207,7 @@ fetch_debs() { # DEST PKG...: the packages and what they need beyond the rootfs,
     # the archive's indexes under qemu-user): this machine's apt (Debian 12's) runs on the rootfs
     # instead, as the rootfs's architecture, with only the rootfs's settings (APT_CONFIG is read
     # before apt.conf.d, which Dir then puts in the rootfs), sources, keyring and dpkg status
-    sed -i "s#^Signed-By: /#Signed-By: $M/#" "$M/etc/apt/sources.list.d/debian.sources"
+    sed -Ei "s#^([Ss]igned-[Bb]y:[[:space:]]*)/#\\1$M/#" "$M/etc/apt/sources.list.d/debian.sources"
     printf 'Dir "%s/";\nAPT::Architecture "%s";\nAPT::Architectures { "%s"; };\nAPT::Sandbox::User "root";\n' \
       "$M" "$TH_ARCH" "$TH_ARCH" > "$T/apt.conf"
     APT_CONFIG=$T/apt.conf apt-get update -qq \
@@ -219,7 +219,7 @@ fetch_debs() { # DEST PKG...: the packages and what they need beyond the rootfs,
   return $rc
 }
 
-repo() { # debs resolved against the rootfs, fetched by its release's apt, indexed for apt
+repo() { # debs resolved against the rootfs, fetched by apt on it (fetch_debs), indexed for apt
   locked
   mapfile -t pkgs < <(sed 's/#.*//' "$PKGLIST" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
   [ -f "$REPO/Release" ] && return 0
