@@ -248,11 +248,15 @@ class TestHosts:
                 subprocess.run(argv, stdin=src, check=True, timeout=300)
         return want[0]
 
-    def kubelet_versions(self, name: str = "h1") -> dict[str, str]:
-        """{Node name: its kubelet's version} as the cluster's API answers kubectl on a master (the
-        admin kubeconfig there); a failing kubectl fails the caller."""
+    def nodes(self, name: str = "h1") -> list[dict]:
+        """The cluster's Node objects as its API answers kubectl on a master (the admin kubeconfig
+        there); a failing kubectl fails the caller."""
         out = self.ssh(name, "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout
-        return {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in json.loads(out)["items"]}
+        return json.loads(out)["items"]
+
+    def kubelet_versions(self, name: str = "h1") -> dict[str, str]:
+        """{Node name: its kubelet's version} (nodes())."""
+        return {n["metadata"]["name"]: n["status"]["nodeInfo"]["kubeletVersion"] for n in self.nodes(name)}
 
     def host_vars(self, name: str, auth: str = "key") -> dict:
         """Connection variables for one host: auth is key (root), password (root over

@@ -116,9 +116,8 @@ def test_each_release_installs_from_its_own_folder_of_the_pack(testhosts, site):
     assert all(run.stats[h]["failed"] == 0 and run.stats[h]["changed"] > 0 for h in NODES), run.explain()
     # the API (real kubectl) has the arm64 worker as an arm64 node, as its kubelet registered it
     testhosts.kubectl_client("h1")
-    nodes = json.loads(testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout)
     assert {n["metadata"]["name"]: (n["status"]["nodeInfo"]["architecture"], n["metadata"]["labels"]["kubernetes.io/arch"])
-            for n in nodes["items"]} == {h: ("arm64", "arm64") if h == ARM64 else ("amd64", "amd64") for h in NODES}
+            for n in testhosts.nodes()} == {h: ("arm64", "arm64") if h == ARM64 else ("amd64", "amd64") for h in NODES}
     # its containerd (arm64's, emulated) serves the CRI, and pulled its own architecture's image of
     # the site's multi-arch index from the registry
     testhosts.ssh(ARM64, "ctr -n k8s.io images pull --hosts-dir /etc/containerd/certs.d --user admin:test-admin-password "
@@ -222,8 +221,7 @@ def test_the_debian_13_worker_is_removed_reset_and_added_back(testhosts, site):
     run = run_playbook(REMOVE, inv, *at, "-e", "node=h5", "-e", "remove_node_confirm=true")
     assert run.rc == 0, run.explain()
     testhosts.kubectl_client("h1")
-    nodes = json.loads(testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout)
-    assert sorted(n["metadata"]["name"] for n in nodes["items"]) == ["h1", "h4", "h6"]
+    assert sorted(n["metadata"]["name"] for n in testhosts.nodes()) == ["h1", "h4", "h6"]
     # the host reset: its kubelet and containerd stopped and their units gone, its kubelet.conf and records too
     assert testhosts.ssh("h5", "systemctl show -p LoadState --value kubelet containerd").stdout.split() == ["not-found"] * 2
     testhosts.ssh("h5", "test ! -e /etc/kubernetes/kubelet.conf && test ! -e /var/lib/offline-pot")
@@ -233,6 +231,5 @@ def test_the_debian_13_worker_is_removed_reset_and_added_back(testhosts, site):
     back = run_playbook(INSTALL, inv, *at)
     assert back.rc == 0, back.explain()
     assert testhosts.kubelet_versions() == {h: release for h in NODES}
-    nodes = json.loads(testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o json").stdout)
     assert {n["metadata"]["name"]: [c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"]
-            for n in nodes["items"]} == {h: ["True"] for h in NODES}
+            for n in testhosts.nodes()} == {h: ["True"] for h in NODES}
