@@ -480,14 +480,21 @@ SALT_NAME = ".salt"
 
 
 def probe_script(probes, salt):
-    """The <phase>.probe script for {name: shell command}: one line per probe, sorted by name,
-    printing the name and the first 16 hex digits of the SHA-256 of the host's salt (the file salt)
-    followed by the command's output."""
+    """The <phase>.probe script for {name: shell command}: the host's salt (the file salt, no
+    newline: record_script makes it) read once, then one line per probe, sorted by name, printing
+    the name and the first 16 hex digits of the SHA-256 of the salt followed by the command's
+    output. Besides the probes' own commands, one program a probe (sha256sum): the rest are the
+    shell's builtins (the probes run at every run's start, on every host, for every phase; where a
+    program costs, as on an emulated host, that is most of the read's time)."""
     for name in probes:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise ValueError(f"state probe name {name!r}: letters, digits, _ . - only")
-    return "".join(f"printf '%s ' {name}; {{ {probes[name]}; }} 2>&1 | cat {shlex.quote(salt)} - | sha256sum | cut -c1-16\n"
-                   for name in sorted(probes))
+    if not probes:
+        return ""
+    return f"read -r _tke_salt < {shlex.quote(salt)}\n" + "".join(
+        f"printf '%s ' {name}; {{ printf %s \"$_tke_salt\"; {{ {probes[name]}; }} 2>&1; }} | sha256sum"
+        f" | {{ read -r _tke_d _; printf '%.16s\\n' \"$_tke_d\"; }}\n"
+        for name in sorted(probes))
 
 
 def record_script(record_dir, phase, host_records, fingerprint, probe, salt):

@@ -404,8 +404,12 @@ def test_state_probes_and_drift():
     on that host, the banner naming what drifted."""
     script = j.probe_script({"hosts-block": "sed -n '/BEGIN/,/END/p' /etc/hosts", "chrony": "true"}, "/r/.salt")
     assert script.splitlines() == [
-        "printf '%s ' chrony; { true; } 2>&1 | cat /r/.salt - | sha256sum | cut -c1-16",
-        "printf '%s ' hosts-block; { sed -n '/BEGIN/,/END/p' /etc/hosts; } 2>&1 | cat /r/.salt - | sha256sum | cut -c1-16"]
+        "read -r _tke_salt < /r/.salt",
+        "printf '%s ' chrony; { printf %s \"$_tke_salt\"; { true; } 2>&1; } | sha256sum"
+        " | { read -r _tke_d _; printf '%.16s\\n' \"$_tke_d\"; }",
+        "printf '%s ' hosts-block; { printf %s \"$_tke_salt\"; { sed -n '/BEGIN/,/END/p' /etc/hosts; } 2>&1; } | sha256sum"
+        " | { read -r _tke_d _; printf '%.16s\\n' \"$_tke_d\"; }"]
+    assert j.probe_script({}, "/r/.salt") == ""
     with pytest.raises(ValueError, match="state probe name 'a b'"):
         j.probe_script({"a b": "true"}, "/r/.salt")
     rec = "/var/lib/offline-pot/phases"
@@ -460,6 +464,25 @@ def host_read_command(record_dir):
     env.filters["dirname"] = os.path.dirname
     script = yaml.safe_load((role / "vars" / "main.yml").read_text())["tke_host_read_script"]
     return env.from_string(script).render(tke_host_record_dir=record_dir)
+
+
+def test_probe_digests_are_those_the_earlier_probe_scripts_recorded(tmp_path):
+    """Sites record their probes' digests with the probe script of the collection that ran the
+    phase: the script of this one prints the same digest for the same salt and output (the salt,
+    then the command's output and errors, SHA-256, 16 hex digits), so a newer collection reads no
+    drift where nothing changed. The earlier script: `cat salt -` and `cut` in each probe's pipe."""
+    import subprocess
+    salt = tmp_path / ".salt"
+    salt.write_text("0f" * 32)
+    (tmp_path / "f").write_text("a\nb\n")
+    probes = {"file": f"cat {tmp_path / 'f'}", "err": f"echo out; ls {tmp_path / 'missing'}; false", "empty": "true"}
+    earlier = "".join(f"printf '%s ' {n}; {{ {probes[n]}; }} 2>&1 | cat {salt} - | sha256sum | cut -c1-16\n"
+                      for n in sorted(probes))
+
+    def run(script):
+        return subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False).stdout
+    now = run(j.probe_script(probes, str(salt)))
+    assert now == run(earlier) and len(now.splitlines()) == 3, now
 
 
 def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_finds_it(tmp_path):
