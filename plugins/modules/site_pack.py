@@ -80,7 +80,7 @@ pack_dir:
   returned: success
   type: str
 archive:
-  description: The archive, when made.
+  description: The archive; null when O(archive) is false.
   returned: success
   type: str
 contents:

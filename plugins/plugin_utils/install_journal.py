@@ -491,7 +491,7 @@ def probe_script(probes, salt):
             raise ValueError(f"state probe name {name!r}: letters, digits, _ . - only")
     if not probes:
         return ""
-    return f"read -r _tke_salt < {shlex.quote(salt)}\n" + "".join(
+    return f"_tke_salt=; read -r _tke_salt < {shlex.quote(salt)}\n" + "".join(
         f"printf '%s ' {name}; {{ printf %s \"$_tke_salt\"; {{ {probes[name]}; }} 2>&1; }} | sha256sum"
         f" | {{ read -r _tke_d _; printf '%.16s\\n' \"$_tke_d\"; }}\n"
         for name in sorted(probes))

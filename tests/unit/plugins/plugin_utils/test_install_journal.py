@@ -1,6 +1,8 @@
 import hashlib
 import json
 
+import re
+
 import pytest
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal as j
@@ -404,7 +406,7 @@ def test_state_probes_and_drift():
     on that host, the banner naming what drifted."""
     script = j.probe_script({"hosts-block": "sed -n '/BEGIN/,/END/p' /etc/hosts", "chrony": "true"}, "/r/.salt")
     assert script.splitlines() == [
-        "read -r _tke_salt < /r/.salt",
+        "_tke_salt=; read -r _tke_salt < /r/.salt",
         "printf '%s ' chrony; { printf %s \"$_tke_salt\"; { true; } 2>&1; } | sha256sum"
         " | { read -r _tke_d _; printf '%.16s\\n' \"$_tke_d\"; }",
         "printf '%s ' hosts-block; { printf %s \"$_tke_salt\"; { sed -n '/BEGIN/,/END/p' /etc/hosts; } 2>&1; } | sha256sum"
@@ -466,23 +468,35 @@ def host_read_command(record_dir):
     return env.from_string(script).render(tke_host_record_dir=record_dir)
 
 
-def test_probe_digests_are_those_the_earlier_probe_scripts_recorded(tmp_path):
+@pytest.mark.parametrize("shell", ["dash", "bash"])
+@pytest.mark.parametrize("salt_text", ["0f" * 32, "", None])
+def test_probe_digests_are_those_the_earlier_probe_scripts_recorded(tmp_path, shell, salt_text):
     """Sites record their probes' digests with the probe script of the collection that ran the
     phase: the script of this one prints the same digest for the same salt and output (the salt,
     then the command's output and errors, SHA-256, 16 hex digits), so a newer collection reads no
-    drift where nothing changed. The earlier script: `cat salt -` and `cut` in each probe's pipe."""
+    drift where nothing changed - with /bin/sh a dash (Debian) or a bash (RPM hosts), a salt
+    file as record_script makes it (64 hex digits, no newline), empty or missing. The earlier
+    script: `cat salt -` and `cut` in each probe's pipe."""
+    import shutil
     import subprocess
+    if not shutil.which(shell):
+        pytest.skip(f"no {shell} here")
     salt = tmp_path / ".salt"
-    salt.write_text("0f" * 32)
+    if salt_text is not None:
+        salt.write_text(salt_text)
     (tmp_path / "f").write_text("a\nb\n")
-    probes = {"file": f"cat {tmp_path / 'f'}", "err": f"echo out; ls {tmp_path / 'missing'}; false", "empty": "true"}
+    probes = {"file": f"cat {tmp_path / 'f'}", "err": f"echo out; ls {tmp_path / 'missing'}; false", "empty": "true",
+              "no-newline": "printf x", "stdin": "cat"}
     earlier = "".join(f"printf '%s ' {n}; {{ {probes[n]}; }} 2>&1 | cat {salt} - | sha256sum | cut -c1-16\n"
                       for n in sorted(probes))
 
     def run(script):
-        return subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False).stdout
+        return subprocess.run([shell, "-c", script], input="from stdin\n", capture_output=True, text=True,
+                              check=False).stdout
     now = run(j.probe_script(probes, str(salt)))
-    assert now == run(earlier) and len(now.splitlines()) == 3, now
+    assert now == run(earlier), now
+    assert [line.split()[0] for line in now.splitlines()] == sorted(probes), now
+    assert all(re.fullmatch(r"[0-9a-f]{16}", line.split()[1]) for line in now.splitlines()), now
 
 
 def test_the_record_command_writes_each_file_once_with_its_mode_and_the_read_finds_it(tmp_path):
