@@ -100,6 +100,12 @@ def test_build_reuses_what_is_there_and_dedups_layers(built, local_inventory, sp
     bad_spec.write_text(yaml.safe_dump(bad))
     run = run_playbook(BUILD, local_inventory, "-e", f"pack_spec={bad_spec}", "-e", f"pack_output_dir={tmp_path}/out")
     assert run.rc != 0 and "binaries kubeadm: download of http://127.0.0.1:9/kubeadm failed" in run.output, run.explain()
+    # an archive setting that is no boolean is refused by name before anything is built
+    run = run_playbook(BUILD, local_inventory, "-e", f"pack_spec={spec}", "-e", f"pack_output_dir={tmp_path}/typo",
+                       "-e", "pack_archive=flase")
+    assert run.rc != 0 and "localhost" in run.output and "pack_archive: true or false" in run.output \
+        and "not flase" in run.output, run.explain()
+    assert not (tmp_path / "typo").exists()
 
 
 def test_tampered_pack_is_refused_before_any_host_changes(testhosts, built, tls, tmp_path):
