@@ -225,6 +225,20 @@ def failures(results):
     return [r for r in results if r["status"] == FAIL]
 
 
+def report_by_host(results_by_host, hostnames):
+    """{host: its results} and {host: its hostname} -> {host: its results and its "hostname unique"
+    check, last}: what the controller's precheck report holds."""
+    unique = duplicate_hostnames(hostnames)
+    return {host: list(results or []) + [unique[host]] for host, results in results_by_host.items()}
+
+
+def failure_lines(results_by_host):
+    """{host: results} -> one line per failing check, "<host>: <check>: <message>", host by host."""
+    return [f"{host}: {r['check']}: {r.get('message') or r.get('value')}"
+            for host, results in results_by_host.items()
+            for r in results or [] if r.get("status") == FAIL]
+
+
 def format_table(results):
     """A fixed-width text table: check | value | limit | status."""
     rows = [("CHECK", "VALUE", "LIMIT", "STATUS")]

@@ -129,7 +129,7 @@ def test_force_changed_inputs_tags_and_bad_phase_names(testhosts, site):
     failed = run_playbook(INSTALL, site, "--tags", "precheck", "-e", "precheck_min_cpu=999", env=PROGRESS)
     assert failed.rc != 0
     out = failed.output
-    assert re.search(r"^ *FAILED: h1 \| (offline_pot\.tke\.precheck : )?Fail listing every failing check on every host$",
+    assert re.search(r"^ *FAILED: h1 \| (offline_pot\.tke\.precheck : )?Write the report on the controller and fail listing every failing check on every host$",
                      out, re.M), out
     for h in ("h1", "h2", "h3"):
         assert re.search(rf"^  {h}: cpu: ", out, re.M), out

@@ -78,7 +78,7 @@ def test_precheck_fails_naming_every_bad_host_and_check(testhosts, tmp_path):
             assert "h2: port 6443 free: port 6443 is already in use by python3" in run.output, run.explain()
             assert "h3: disk free /var/lib:" in run.output, run.explain()
             assert "is below the minimum 999999 GiB" in run.output, run.explain()
-            failure = run.output.split("Fail listing every failing check", 1)[1]
+            failure = run.output.split("fail listing every failing check", 1)[1]
             assert "h1: " not in failure, run.explain()
             # nothing changed on any host: the only change is tke.json on the controller
             changed = re.findall(r"^changed: \[(.*?)\]", run.output, re.M)

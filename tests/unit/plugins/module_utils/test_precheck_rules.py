@@ -140,3 +140,22 @@ def test_the_cgroup_version_is_read_from_the_mount_at_sys_fs_cgroup(tmp_path):
     assert host_probe.cgroup_version(str(v2)) == 2
     assert host_probe.cgroup_version(str(hybrid)) == 1
     assert host_probe.cgroup_version(str(tmp_path / "none")) == 1
+
+
+def test_failure_lines_only_for_failures_in_host_order():
+    data = {"h2": [{"check": "cpu", "status": "fail", "message": "1 is below the minimum 2"},
+                   {"check": "swap", "status": "pass", "message": ""}],
+            "h1": [{"check": "port 6443 free", "status": "fail", "message": "in use"},
+                   {"check": "os", "status": "warn", "message": "old"}],
+            "h3": None}
+    assert r.failure_lines(data) == ["h2: cpu: 1 is below the minimum 2", "h1: port 6443 free: in use"]
+
+
+def test_report_by_host_adds_the_hostname_check_last():
+    cpu = {"check": "cpu", "value": 4, "limit": ">= 2", "status": "pass", "message": ""}
+    report = r.report_by_host({"h1": [cpu], "h2": [cpu], "h3": None}, {"h1": "node", "h2": "NODE", "h3": "other"})
+    assert list(report) == ["h1", "h2", "h3"]
+    assert [c["check"] for c in report["h1"]] == ["cpu", "hostname unique"]
+    assert report["h3"] == [r.duplicate_hostnames({"h3": "other"})["h3"]]
+    assert r.failure_lines(report) == ["h1: hostname unique: hostname node is also the hostname of h2",
+                                       "h2: hostname unique: hostname NODE is also the hostname of h1"]
