@@ -1,0 +1,196 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: offline_pot.tke contributors
+# Apache License 2.0 (see LICENSE)
+"""A host's files and directories made exactly as given, in one call (one round trip for a role's files)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: host_files
+short_description: Make several files and directories on a host exactly as given, in one call
+version_added: 0.4.0
+description:
+  - Makes each entry of O(files), in order, what it says - a file holding exactly its O(files[].content)
+    (usually C(lookup('ansible.builtin.template', ...)) or C(lookup('ansible.builtin.file', ...))
+    rendered on the controller) or a directory - with its mode, owner and group; then removes each
+    path of O(absent). One module call for what would otherwise be one task, and one round trip,
+    per file.
+  - A file is written atomically (the collection's one file writer, module_utils/atomic_file, with a
+    temporary file beside the target, its mode set before it is renamed over the target); one that
+    already holds the content is not touched.
+  - Not for a file that holds a secret - the content is no no_log option, so it would reach the
+    host's journal; M(offline_pot.tke.secret_file) writes those with the secret masked.
+  - The diff (C(--diff)) has an entry per file whose text changes and per entry whose kind
+    (file, directory, absent) or attributes change.
+author:
+  - offline_pot.tke developers (!UNKNOWN)
+extends_documentation_fragment:
+  - offline_pot.tke.attributes.CHANGES_HOST
+attributes:
+  check_mode:
+    details: Writes nothing; reports what would change, with the diff.
+  diff_mode:
+    details: An entry per file whose text changes (before and after), and per entry whose kind or
+      attributes change.
+options:
+  files:
+    description: The entries, made in this order (a directory before the files in it).
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      path:
+        description: The file or directory.
+        type: path
+        required: true
+      state:
+        description: C(file) holds O(files[].content); C(directory) is a directory.
+        type: str
+        choices: [file, directory]
+        default: file
+      content:
+        description: The whole text of the file (required for C(state=file)).
+        type: str
+      mode:
+        description: Its mode, octal as a string; without it a new file gets C(0644), a new
+          directory C(0755), and an existing one keeps its mode.
+        type: str
+      owner:
+        description: Its owner; without it a new entry is root's (the module runs as root) and an
+          existing one keeps its owner.
+        type: str
+      group:
+        description: Its group (as O(files[].owner)).
+        type: str
+  absent:
+    description: Paths where nothing may be, removed after O(files) are made (a directory with what
+      it holds).
+    type: list
+    elements: path
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Containerd's registry configuration and crictl's
+  offline_pot.tke.host_files:
+    files:
+      - {path: /etc/containerd/certs.d/registry.tke.local, state: directory, mode: "0755"}
+      - path: /etc/containerd/certs.d/registry.tke.local/hosts.toml
+        content: "{{ lookup('ansible.builtin.template', 'hosts.toml.j2') }}"
+        mode: "0644"
+      - {path: /etc/crictl.yaml, content: "runtime-endpoint: unix:///run/containerd/containerd.sock\n", mode: "0644"}
+    absent: [/etc/cni/net.d/10-calico.conflist]
+"""
+
+RETURN = r"""
+changed_files:
+  description: The entries' paths that changed (or would, in check mode), in the order given.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+import shutil
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import make_dirs, write_file
+
+DEFAULT_MODE = {"file": "0644", "directory": "0755"}
+
+
+def kind(path):
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        return "file"
+    return "directory" if os.path.isdir(path) else "absent"
+
+
+def text(data):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"({len(data)} bytes, not text)\n"
+
+
+def remove(module, path):
+    """Nothing at path; (changed, its diffs)."""
+    now = kind(path)
+    if now == "absent":
+        return False, []
+    if not module.check_mode:
+        if now == "directory":
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    return True, [{"before_header": path, "after_header": path,
+                   "before": {"path": path, "state": now}, "after": {"path": path, "state": "absent"}}]
+
+
+def converge(module, entry):
+    """Make one entry what it says; (changed, its diffs)."""
+    path, state = entry["path"], entry["state"]
+    now, diffs, changed = kind(path), [], False
+    if now not in ("absent", state):
+        module.fail_json(msg=f"{path}: a {now} is there where a {state} is wanted; remove it first", path=path)
+    mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE[state])
+    if state == "directory":
+        if now == "absent":
+            changed = True
+            diffs.append({"before_header": path, "after_header": path,
+                          "before": {"path": path, "state": "absent"}, "after": {"path": path, "state": "directory"}})
+            if not module.check_mode:
+                make_dirs(path, int(mode, 8))
+    else:
+        data = entry["content"].encode("utf-8", errors="surrogateescape")
+        before = None
+        if now == "file":
+            with open(path, "rb") as fh:
+                before = fh.read()
+        if before != data:
+            changed = True
+            diffs.append({"before_header": path if before is not None else f"{path} (absent)", "after_header": path,
+                          "before": "" if before is None else text(before), "after": text(data)})
+            if not module.check_mode:
+                keep = int(mode, 8) if mode else os.stat(path).st_mode & 0o7777
+                write_file(path, data, keep)
+    if module.check_mode and now == "absent":
+        return changed, diffs
+    attrs = {"before": {}, "after": {}}
+    file_args = module.load_file_common_arguments(dict(path=path, mode=mode, owner=entry["owner"], group=entry["group"]))
+    if module.set_fs_attributes_if_different(file_args, False, diff=attrs):
+        changed = True
+        if attrs["before"] != attrs["after"]:
+            diffs.append(dict(attrs, before_header=f"{path} (attributes)", after_header=f"{path} (attributes)"))
+    return changed, diffs
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=dict(
+            path=dict(type="path", required=True),
+            state=dict(type="str", choices=["file", "directory"], default="file"),
+            content=dict(type="str"),
+            mode=dict(type="str"),
+            owner=dict(type="str"),
+            group=dict(type="str"),
+        ), required_if=[("state", "file", ["content"])]),
+            absent=dict(type="list", elements="path", default=[])),
+        supports_check_mode=True,
+    )
+    changed_files, diffs = [], []
+    for path, make in [(e["path"], lambda e=e: converge(module, e)) for e in module.params["files"]] + \
+            [(p, lambda p=p: remove(module, p)) for p in module.params["absent"]]:
+        try:
+            changed, entry_diffs = make()
+        except OSError as e:
+            module.fail_json(msg=f"{path}: {e}", changed_files=changed_files)
+        if changed:
+            changed_files.append(path)
+        diffs += entry_diffs
+    module.exit_json(changed=bool(changed_files), changed_files=changed_files, diff=diffs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""host_files makes each entry exactly as given in one call: a file's bytes and mode, a directory, nothing
+at a path; touches nothing that is already so; in check mode writes nothing and says the same; diffs
+per entry."""
+import json
+import os
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.offline_pot.tke.plugins.modules import host_files
+
+
+def run(capsys, files, **flags):
+    with patch_module_args(dict(files=files, **flags)), pytest.raises(SystemExit) as exc:
+        host_files.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def mode(path):
+    return oct(os.stat(path).st_mode & 0o7777)
+
+
+def entries(tmp_path):
+    return [{"path": str(tmp_path / "conf.d"), "state": "directory", "mode": "0750"},
+            {"path": str(tmp_path / "conf.d" / "a.toml"), "content": "a = 1\n"},
+            {"path": str(tmp_path / "b.yaml"), "content": "b: 2\n", "mode": "0600"}]
+
+
+def gone(tmp_path):
+    return [str(tmp_path / "old.conflist"), str(tmp_path / "never-there")]
+
+
+def test_made_as_given_then_nothing_to_do(tmp_path, capsys):
+    (tmp_path / "old.conflist").write_text("{}")
+    rc, out = run(capsys, entries(tmp_path), absent=gone(tmp_path))
+    assert rc == 0 and out["changed"], out
+    assert out["changed_files"] == [e["path"] for e in entries(tmp_path)] + [str(tmp_path / "old.conflist")]
+    assert mode(tmp_path / "conf.d") == "0o750" and (tmp_path / "conf.d" / "a.toml").read_text() == "a = 1\n"
+    assert mode(tmp_path / "conf.d" / "a.toml") == "0o644" and mode(tmp_path / "b.yaml") == "0o600"
+    assert not (tmp_path / "old.conflist").exists()
+    before = os.stat(tmp_path / "b.yaml").st_ino
+    rc, again = run(capsys, entries(tmp_path), absent=gone(tmp_path))
+    assert rc == 0 and not again["changed"] and again["changed_files"] == [] and again["diff"] == []
+    assert os.stat(tmp_path / "b.yaml").st_ino == before           # not rewritten
+
+
+def test_check_mode_writes_nothing_and_diffs_every_change(tmp_path, capsys):
+    (tmp_path / "b.yaml").write_text("b: 1\n")
+    (tmp_path / "b.yaml").chmod(0o644)
+    (tmp_path / "old.conflist").write_text("{}")
+    rc, out = run(capsys, entries(tmp_path), absent=gone(tmp_path), _ansible_check_mode=True, _ansible_diff=True)
+    assert rc == 0 and out["changed"]
+    assert out["changed_files"] == [e["path"] for e in entries(tmp_path)] + [str(tmp_path / "old.conflist")]
+    assert sorted(os.listdir(tmp_path)) == ["b.yaml", "old.conflist"] and (tmp_path / "b.yaml").read_text() == "b: 1\n"
+    diffs = {d["after_header"]: d for d in out["diff"]}
+    b = str(tmp_path / "b.yaml")
+    assert (diffs[b]["before"], diffs[b]["after"]) == ("b: 1\n", "b: 2\n")
+    assert diffs[f"{b} (attributes)"]["after"]["mode"] == "0600"
+    assert diffs[str(tmp_path / "old.conflist")]["after"] == {"path": str(tmp_path / "old.conflist"), "state": "absent"}
+    assert diffs[str(tmp_path / "conf.d")]["after"]["state"] == "directory"
+
+
+def test_an_existing_file_keeps_its_mode_when_none_is_given_and_a_mode_alone_changes(tmp_path, capsys):
+    path = tmp_path / "x"
+    path.write_text("old")
+    path.chmod(0o640)
+    rc, out = run(capsys, [{"path": str(path), "content": "new"}])
+    assert rc == 0 and out["changed"] and path.read_text() == "new" and mode(path) == "0o640"
+    rc, out = run(capsys, [{"path": str(path), "content": "new", "mode": "0644"}])
+    assert rc == 0 and out["changed_files"] == [str(path)] and mode(path) == "0o644"
+
+
+def test_a_directory_where_a_file_is_wanted_is_refused_naming_it(tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    rc, out = run(capsys, [{"path": str(tmp_path / "d"), "content": "x"}])
+    assert rc == 1 and out["msg"] == f"{tmp_path / 'd'}: a directory is there where a file is wanted; remove it first"
+
+
+def test_a_file_entry_needs_content(tmp_path, capsys):
+    rc, out = run(capsys, [{"path": str(tmp_path / "x")}])
+    assert rc == 1 and "content" in out["msg"]
