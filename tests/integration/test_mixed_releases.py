@@ -23,13 +23,14 @@ every node Ready). (The arm64 worker is not removed and added too: every task on
 import contextlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from harness import fixture_pack, kubeadm_double, sites
-from harness.playbook import NO_RESUME, run_playbook, TOP
+from harness.playbook import NO_RESUME, report_changes, run_playbook, TOP
 
 INSTALL = TOP / "install.yml"
 UPGRADE = TOP / "playbooks" / "upgrade.yml"
@@ -237,3 +238,8 @@ def test_the_debian_13_worker_is_removed_reset_and_added_back(testhosts, site):
     assert testhosts.kubelet_versions() == {h: release for h in NODES}
     assert {n["metadata"]["name"]: [c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"]
             for n in testhosts.nodes()} == {h: ["True"] for h in NODES}
+    # the run's report has the Nodes, read through the first master although it was not in the run
+    report, dummy = report_changes(back)
+    table = report.read_text(encoding="utf-8").split('class="nodes"', 1)[1].split("</table>", 1)[0]
+    assert {row[0]: row[1] for row in re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td>", table)} == \
+        {h: "True" for h in NODES}, table
