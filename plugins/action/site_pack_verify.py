@@ -18,7 +18,7 @@ class ActionModule(ActionModuleBase):
     def run_action(self, args, result, task_vars):
         try:
             result.update(pack_verify.verify(args["pack"], args["unpack_dir"], args["pubkey"], args["allow_unsigned"],
-                                             args["signature_only"]))
+                                             args["signature_only"], keep_digests=not self._task.check_mode))
         except pack_verify.PackRefused as e:
             result.update(failed=True, msg=str(e), **e.fields)
         return result

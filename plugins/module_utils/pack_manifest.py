@@ -56,20 +56,30 @@ def walk_files(root: str, exclude=(MANIFEST_NAME, SIGNATURE_NAME)) -> list[str]:
     return sorted(out)
 
 
+# What tells a file unchanged since it was hashed, without reading it (as git's index and rsync's
+# quick check do). scan_tree's files are written by the caller's own program (a build's stage, a
+# host's copy of the pack); verify_tree's are the pack checked before it is used, so also the change
+# time - which every write moves and no program can set back (touch -d sets the modification time
+# alone) - the inode and the device.
+STAMP = ("size", "mtime_ns")
+STRICT_STAMP = STAMP + ("ctime_ns", "ino", "dev")
+
+
+def hashed(full: str, st: os.stat_result, known: dict | None, fields=STAMP) -> dict:
+    """The file's entry {<fields>..., sha256}: the known entry's digest when the file's fields are
+    the same as there, else the file read."""
+    entry = {f: getattr(st, "st_" + f) for f in fields}
+    if isinstance(known, dict) and known.get("sha256") and all(known.get(f) == v for f, v in entry.items()):
+        return dict(entry, sha256=known["sha256"])
+    return dict(entry, sha256=sha256_file(full))
+
+
 def scan_tree(root: str, known: dict | None = None) -> dict[str, dict]:
-    """relpath -> {size, sha256} for every file under root. `known` (same shape plus mtime_ns)
-    lets unchanged files (same size and mtime) skip re-hashing."""
+    """relpath -> {size, mtime_ns, sha256} for every file under root; a file the same as in known
+    (its size and modification time) is not read again (hashed())."""
     known = known or {}
-    files = {}
-    for rel in walk_files(root):
-        st = os.stat(os.path.join(root, rel))
-        k = known.get(rel)
-        if k and k.get("size") == st.st_size and k.get("mtime_ns") == st.st_mtime_ns:
-            digest = k["sha256"]
-        else:
-            digest = sha256_file(os.path.join(root, rel))
-        files[rel] = {"size": st.st_size, "sha256": digest, "mtime_ns": st.st_mtime_ns}
-    return files
+    return {rel: hashed(os.path.join(root, rel), os.stat(os.path.join(root, rel)), known.get(rel))
+            for rel in walk_files(root)}
 
 
 def build_manifest(name: str, version: str, files: dict[str, dict], contents: dict) -> dict:
@@ -160,10 +170,13 @@ def compare(expected: dict[str, dict], actual: dict[str, dict]) -> list[dict]:
     return problems
 
 
-def verify_tree(root: str, manifest: dict) -> list[dict]:
-    """Check every file the manifest lists under root: size first (cheap), then sha256."""
+def verify_tree(root: str, manifest: dict, known: dict | None = None) -> list[dict]:
+    """Check every file the manifest lists under root: size first (cheap), then sha256. known:
+    {path: entry} of files hashed before (hashed(), STRICT_STAMP); a file the same as there is
+    not read again, and known is updated with what this call read."""
     expected = file_index(manifest)
     actual = {}
+    known = {} if known is None else known
     for path, want in expected.items():
         full = os.path.join(root, path)
         try:
@@ -172,8 +185,9 @@ def verify_tree(root: str, manifest: dict) -> list[dict]:
             continue
         if st.st_size != want["size"]:
             actual[path] = {"size": st.st_size, "sha256": ""}
-        else:
-            actual[path] = {"size": st.st_size, "sha256": sha256_file(full)}
+            continue
+        known[path] = hashed(full, st, known.get(path), STRICT_STAMP)
+        actual[path] = {"size": st.st_size, "sha256": known[path]["sha256"]}
     return compare(expected, actual)
 
 

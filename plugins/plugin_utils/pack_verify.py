@@ -63,11 +63,43 @@ def unpack(archive: str, unpack_dir: str) -> tuple[str, bool]:
     return pack_dir, True
 
 
+DIGESTS = ".verified-digests.json"
+
+
+def read_digests(unpack_dir: str, pack_dir: str) -> dict:
+    """{path: stamp and sha256} of the files of pack_dir hashed by an earlier verification (kept in
+    unpack_dir, the controller's state), or {} (none, another pack directory, unreadable)."""
+    try:
+        with open(os.path.join(unpack_dir, DIGESTS), encoding="utf-8") as f:
+            kept = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(kept, dict) or kept.get("pack_dir") != os.path.abspath(pack_dir):
+        return {}
+    return kept.get("files") if isinstance(kept.get("files"), dict) else {}
+
+
+def write_digests(unpack_dir: str, pack_dir: str, known: dict) -> None:
+    """Keep what this verification hashed, for the next one (0600, only when it changed)."""
+    text = json.dumps({"pack_dir": os.path.abspath(pack_dir), "files": known}, sort_keys=True) + "\n"
+    path = os.path.join(unpack_dir, DIGESTS)
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    write_file(path, text, 0o600, dir_mode=0o700)
+
+
 def verify(pack: str, unpack_dir: str, pubkey: str = "", allow_unsigned: bool = False,
-           signature_only: bool = False) -> dict:
+           signature_only: bool = False, keep_digests: bool = True) -> dict:
     """The task's result: changed (the archive was unpacked now: bookkeeping on the controller, not
     a change to any host), pack_dir, signature, and unless signature_only the manifest and a
-    warning for an unverified pack. Raises PackRefused naming what is wrong."""
+    warning for an unverified pack. A file verified before and unchanged since
+    (pack_manifest.STRICT_STAMP) is not read again; keep_digests (not in check mode): what was
+    read is kept for the next time.
+    Raises PackRefused naming what is wrong."""
     if not os.path.exists(pack):
         raise PackRefused(f"the site pack {pack} does not exist", pack_dir="")
     changed, pack_dir = False, pack
@@ -94,7 +126,10 @@ def verify(pack: str, unpack_dir: str, pubkey: str = "", allow_unsigned: bool = 
     errors = pm.check_manifest(manifest)
     if errors:
         raise PackRefused(f"{pm.MANIFEST_NAME}: " + "; ".join(errors), pack_dir=pack_dir)
-    lines = pm.problem_lines(pm.verify_tree(pack_dir, manifest))
+    known = read_digests(unpack_dir, pack_dir)
+    lines = pm.problem_lines(pm.verify_tree(pack_dir, manifest, known))
+    if keep_digests:
+        write_digests(unpack_dir, pack_dir, known)
     if lines:
         raise PackRefused(f"the site pack {pack_dir} does not match its manifest: " + "; ".join(lines),
                           problems=lines, pack_dir=pack_dir)

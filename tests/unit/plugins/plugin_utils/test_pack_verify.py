@@ -1,5 +1,6 @@
 """The site pack checked on the controller (plugin_utils/pack_verify.py, the site_pack_verify action's
 work): an archive unpacked once, the manifest's signature, every file; each refusal names what."""
+import os
 import subprocess
 
 import pytest
@@ -61,3 +62,33 @@ def test_an_archive_is_unpacked_once(signed, tmp_path):
     assert not pv.verify(str(archive), str(tmp_path / "unpacked"), pub)["changed"]
     with pytest.raises(pv.PackRefused, match="does not exist"):
         pv.verify(str(tmp_path / "nothing.tar"), str(tmp_path / "u"), pub)
+
+
+def test_a_file_verified_before_and_unchanged_is_not_read_again(signed, tmp_path, monkeypatch):
+    d, pub = signed
+    state = tmp_path / "state"
+    pv.verify(str(d), str(state), pub)
+    kept = state / pv.DIGESTS
+    assert oct(kept.stat().st_mode & 0o777) == "0o600" and oct(state.stat().st_mode & 0o777) == "0o700"
+    read = []
+    real = pm.sha256_file
+    monkeypatch.setattr(pm, "sha256_file", lambda path: read.append(path) or real(path))
+    pv.verify(str(d), str(state), pub)
+    assert read == []
+    # the same bytes' size and modification time with other content: the change time tells it
+    runc = d / "bin" / "runc"
+    st = runc.stat()
+    runc.write_bytes(b"runc binarY")
+    os.utime(runc, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(pv.PackRefused) as e:
+        pv.verify(str(d), str(state), pub)
+    assert read == [str(runc)] and "bin/runc: altered" in str(e.value)
+
+
+def test_check_mode_keeps_no_digests_and_another_pack_directory_reads_every_file(signed, tmp_path, monkeypatch):
+    d, pub = signed
+    state = tmp_path / "state"
+    pv.verify(str(d), str(state), pub, keep_digests=False)
+    assert not state.exists()
+    pv.verify(str(d), str(state), pub)
+    assert pv.read_digests(str(state), str(d)) and pv.read_digests(str(state), str(tmp_path / "other")) == {}
