@@ -25,7 +25,9 @@ class ActionModule(ActionModuleBase):
         failures = precheck_rules.failure_lines(report)
         if not self._task.check_mode:
             write_private(args["dest"], json.dumps(report, indent=4, sort_keys=True) + "\n")
-        result.update(changed=False, report=report, failures=failures, written=not self._task.check_mode)
-        if failures:
+        result.update(changed=False, failures=failures, written=not self._task.check_mode)
+        if failures:   # (every host's checks are in the report file and the tables shown before)
             result.update(failed=True, msg=failures)
+        else:
+            result["report"] = report
         return result

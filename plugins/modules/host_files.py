@@ -18,7 +18,9 @@ description:
     per file.
   - A file is written atomically (the collection's one file writer, module_utils/atomic_file, with a
     temporary file beside the target, its mode set before it is renamed over the target); one that
-    already holds the content is not touched.
+    already holds the content is not touched. Its directory must exist (listed before it, as a
+    directory, or there already); a link there is replaced by the file. A directory may be a link to
+    one, whose attributes are then set (as the file module's C(follow)).
   - Not for a file that holds a secret - the content is no no_log option, so it would reach the
     host's journal; M(offline_pot.tke.secret_file) writes those with the secret masked.
   - The diff (C(--diff)) has an entry per file whose text changes and per entry whose kind
@@ -53,19 +55,19 @@ options:
         description: The whole text of the file (required for C(state=file)).
         type: str
       mode:
-        description: Its mode, octal as a string; without it a new file gets C(0644), a new
-          directory C(0755), and an existing one keeps its mode.
+        description: Its mode, octal as a string (C("0644")); without it a new file gets C(0644),
+          a new directory C(0755), and an existing one keeps its mode.
         type: str
       owner:
         description: Its owner; without it a new entry is root's (the module runs as root) and an
-          existing one keeps its owner.
+          existing one keeps its owner (a file rewritten too).
         type: str
       group:
         description: Its group (as O(files[].owner)).
         type: str
   absent:
     description: Paths where nothing may be, removed after O(files) are made (a directory with what
-      it holds).
+      it holds; a link, not what it points to).
     type: list
     elements: path
     default: []
@@ -85,13 +87,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 changed_files:
-  description: The entries' paths that changed (or would, in check mode), in the order given.
+  description: The paths of O(files) and O(absent) that changed (or would, in check mode), in that order.
   returned: always
   type: list
   elements: str
 """
 
 import os
+import re
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
@@ -102,9 +105,10 @@ DEFAULT_MODE = {"file": "0644", "directory": "0755"}
 
 
 def kind(path):
-    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
-        return "file"
-    return "directory" if os.path.isdir(path) else "absent"
+    """directory (a link to one too: the file module's follow), file (a link to anything else), absent."""
+    if os.path.isdir(path):
+        return "directory"
+    return "file" if os.path.lexists(path) else "absent"
 
 
 def text(data):
@@ -115,8 +119,8 @@ def text(data):
 
 
 def remove(module, path):
-    """Nothing at path; (changed, its diffs)."""
-    now = kind(path)
+    """Nothing at path (a link is removed, not what it points to); (changed, its diffs)."""
+    now = "link" if os.path.islink(path) else kind(path)
     if now == "absent":
         return False, []
     if not module.check_mode:
@@ -134,6 +138,11 @@ def converge(module, entry):
     now, diffs, changed = kind(path), [], False
     if now not in ("absent", state):
         module.fail_json(msg=f"{path}: a {now} is there where a {state} is wanted; remove it first", path=path)
+    if entry["mode"] is not None and not re.fullmatch(r"0?[0-7]{3}|[0-7]{4}", entry["mode"]):
+        module.fail_json(msg=f"{path}: mode {entry['mode']!r} is not an octal mode such as '0644'", path=path)
+    parent = os.path.dirname(path)
+    if now == "absent" and not os.path.isdir(parent) and not module.check_mode:
+        module.fail_json(msg=f"{path}: its directory {parent} is missing (list it before, as a directory)", path=path)
     mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE[state])
     if state == "directory":
         if now == "absent":
@@ -142,6 +151,8 @@ def converge(module, entry):
                           "before": {"path": path, "state": "absent"}, "after": {"path": path, "state": "directory"}})
             if not module.check_mode:
                 make_dirs(path, int(mode, 8))
+        # a link to a directory: its attributes are the directory's (as the file module's follow)
+        path = os.path.realpath(path)
     else:
         data = entry["content"].encode("utf-8", errors="surrogateescape")
         before = None
@@ -153,8 +164,10 @@ def converge(module, entry):
             diffs.append({"before_header": path if before is not None else f"{path} (absent)", "after_header": path,
                           "before": "" if before is None else text(before), "after": text(data)})
             if not module.check_mode:
-                keep = int(mode, 8) if mode else os.stat(path).st_mode & 0o7777
-                write_file(path, data, keep)
+                old = os.stat(path) if now == "file" else None
+                write_file(path, data, int(mode, 8) if mode else old.st_mode & 0o7777)
+                if old is not None:   # the new file is the writer's (root's): the old owner and group kept
+                    os.chown(path, old.st_uid, old.st_gid)
     if module.check_mode and now == "absent":
         return changed, diffs
     attrs = {"before": {}, "after": {}}

@@ -63,7 +63,7 @@ EXAMPLES = r"""
 RETURN = r"""
 report:
   description: Inventory host -> its results, the "hostname unique" check last (what O(dest) holds).
-  returned: always
+  returned: success
   type: dict
 failures:
   description: One line per failing check (host, check and message, colon-separated), in the hosts' order.

@@ -79,3 +79,36 @@ def test_a_directory_where_a_file_is_wanted_is_refused_naming_it(tmp_path, capsy
 def test_a_file_entry_needs_content(tmp_path, capsys):
     rc, out = run(capsys, [{"path": str(tmp_path / "x")}])
     assert rc == 1 and "content" in out["msg"]
+
+
+def test_a_link_to_a_directory_is_the_directory_and_absent_removes_a_link_alone(tmp_path, capsys):
+    disk = tmp_path / "disk"
+    disk.mkdir(mode=0o755)
+    (tmp_path / "etcd").symlink_to(disk)
+    rc, out = run(capsys, [{"path": str(tmp_path / "etcd"), "state": "directory", "mode": "0700"}])
+    assert rc == 0 and out["changed"] and mode(disk) == "0o700" and (tmp_path / "etcd").is_symlink()
+    rc, out = run(capsys, [{"path": str(tmp_path / "etcd"), "state": "directory", "mode": "0700"}])
+    assert rc == 0 and not out["changed"]
+    rc, out = run(capsys, [], absent=[str(tmp_path / "etcd")])
+    assert rc == 0 and out["changed"] and not (tmp_path / "etcd").exists() and disk.is_dir()
+
+
+def test_a_rewritten_file_keeps_its_owner_and_group(tmp_path, capsys):
+    path = tmp_path / "x"
+    path.write_text("old")
+    os.chown(path, 1, 1)
+    rc, out = run(capsys, [{"path": str(path), "content": "new", "mode": "0640"}])
+    assert rc == 0 and out["changed"] and path.read_text() == "new"
+    assert (path.stat().st_uid, path.stat().st_gid) == (1, 1)
+
+
+def test_a_mode_that_is_not_octal_and_a_missing_directory_are_refused_naming_the_path(tmp_path, capsys):
+    rc, out = run(capsys, [{"path": str(tmp_path / "x"), "content": "x", "mode": "u=rw"}])
+    assert rc == 1 and out["msg"] == f"{tmp_path / 'x'}: mode 'u=rw' is not an octal mode such as '0644'"
+    rc, out = run(capsys, [{"path": str(tmp_path / "no" / "x"), "content": "x"}])
+    assert rc == 1 and out["msg"] == (f"{tmp_path / 'no' / 'x'}: its directory {tmp_path / 'no'} is missing "
+                                      "(list it before, as a directory)")
+    # in check mode a directory listed before it would be made: what would change is said
+    rc, out = run(capsys, [{"path": str(tmp_path / "no"), "state": "directory"},
+                           {"path": str(tmp_path / "no" / "x"), "content": "x"}], _ansible_check_mode=True)
+    assert rc == 0 and out["changed_files"] == [str(tmp_path / "no"), str(tmp_path / "no" / "x")]
