@@ -19,8 +19,9 @@ description:
   - A file is written atomically (the collection's one file writer, module_utils/atomic_file, with a
     temporary file beside the target, its mode set before it is renamed over the target); one that
     already holds the content is not touched. Its directory must exist (listed before it, as a
-    directory, or there already); a link there is replaced by the file. A directory may be a link to
-    one, whose attributes are then set (as the file module's C(follow)).
+    directory, or there already); a link there is replaced by the file. A directory is made with its
+    missing parents (as the file module does), and may be a link to one, whose attributes are then
+    set (as the file module's C(follow)).
   - Not for a file that holds a secret - the content is no no_log option, so it would reach the
     host's journal; M(offline_pot.tke.secret_file) writes those with the secret masked.
   - The diff (C(--diff)) has an entry per file whose text changes and per entry whose kind
@@ -141,7 +142,7 @@ def converge(module, entry):
     if entry["mode"] is not None and not re.fullmatch(r"0?[0-7]{3}|[0-7]{4}", entry["mode"]):
         module.fail_json(msg=f"{path}: mode {entry['mode']!r} is not an octal mode such as '0644'", path=path)
     parent = os.path.dirname(path)
-    if now == "absent" and not os.path.isdir(parent) and not module.check_mode:
+    if state == "file" and now == "absent" and not os.path.isdir(parent) and not module.check_mode:
         module.fail_json(msg=f"{path}: its directory {parent} is missing (list it before, as a directory)", path=path)
     mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE[state])
     if state == "directory":

@@ -21,8 +21,8 @@ def mode(path):
 
 
 def entries(tmp_path):
-    return [{"path": str(tmp_path / "conf.d"), "state": "directory", "mode": "0750"},
-            {"path": str(tmp_path / "conf.d" / "a.toml"), "content": "a = 1\n"},
+    return [{"path": str(tmp_path / "etc" / "conf.d"), "state": "directory", "mode": "0750"},
+            {"path": str(tmp_path / "etc" / "conf.d" / "a.toml"), "content": "a = 1\n"},
             {"path": str(tmp_path / "b.yaml"), "content": "b: 2\n", "mode": "0600"}]
 
 
@@ -35,8 +35,10 @@ def test_made_as_given_then_nothing_to_do(tmp_path, capsys):
     rc, out = run(capsys, entries(tmp_path), absent=gone(tmp_path))
     assert rc == 0 and out["changed"], out
     assert out["changed_files"] == [e["path"] for e in entries(tmp_path)] + [str(tmp_path / "old.conflist")]
-    assert mode(tmp_path / "conf.d") == "0o750" and (tmp_path / "conf.d" / "a.toml").read_text() == "a = 1\n"
-    assert mode(tmp_path / "conf.d" / "a.toml") == "0o644" and mode(tmp_path / "b.yaml") == "0o600"
+    # (a directory's missing parents are made too, as the file module makes them)
+    conf = tmp_path / "etc" / "conf.d"
+    assert mode(conf) == "0o750" and (conf / "a.toml").read_text() == "a = 1\n"
+    assert mode(conf / "a.toml") == "0o644" and mode(tmp_path / "b.yaml") == "0o600"
     assert not (tmp_path / "old.conflist").exists()
     before = os.stat(tmp_path / "b.yaml").st_ino
     rc, again = run(capsys, entries(tmp_path), absent=gone(tmp_path))
@@ -57,7 +59,7 @@ def test_check_mode_writes_nothing_and_diffs_every_change(tmp_path, capsys):
     assert (diffs[b]["before"], diffs[b]["after"]) == ("b: 1\n", "b: 2\n")
     assert diffs[f"{b} (attributes)"]["after"]["mode"] == "0600"
     assert diffs[str(tmp_path / "old.conflist")]["after"] == {"path": str(tmp_path / "old.conflist"), "state": "absent"}
-    assert diffs[str(tmp_path / "conf.d")]["after"]["state"] == "directory"
+    assert diffs[str(tmp_path / "etc" / "conf.d")]["after"]["state"] == "directory"
 
 
 def test_an_existing_file_keeps_its_mode_when_none_is_given_and_a_mode_alone_changes(tmp_path, capsys):
