@@ -19,7 +19,8 @@ description:
   - A file is written atomically (the collection's one file writer, module_utils/atomic_file, with a
     temporary file beside the target, its mode set before it is renamed over the target); one that
     already holds the content is not touched. Its directory must exist (listed before it, as a
-    directory, or there already); a link there is replaced by the file. A directory is made with its
+    directory, or there already, in check mode too); a dangling link there is replaced by the file, a
+    link to a file is read and, when the content differs, replaced. A directory is made with its
     missing parents (as the file module does), and may be a link to one, whose attributes are then
     set (as the file module's C(follow)).
   - Not for a file that holds a secret - the content is no no_log option, so it would reach the
@@ -106,10 +107,13 @@ DEFAULT_MODE = {"file": "0644", "directory": "0755"}
 
 
 def kind(path):
-    """directory (a link to one too: the file module's follow), file (a link to anything else), absent."""
+    """directory (a link to one too: the file module's follow), file (a link to one too), link (a
+    dangling one), absent."""
     if os.path.isdir(path):
         return "directory"
-    return "file" if os.path.lexists(path) else "absent"
+    if os.path.exists(path):
+        return "file"
+    return "link" if os.path.islink(path) else "absent"
 
 
 def text(data):
@@ -133,18 +137,23 @@ def remove(module, path):
                    "before": {"path": path, "state": now}, "after": {"path": path, "state": "absent"}}]
 
 
-def converge(module, entry):
-    """Make one entry what it says; (changed, its diffs)."""
+def converge(module, entry, planned):
+    """Make one entry what it says; (changed, its diffs). planned: the directories this call makes
+    (so far), which check mode counts as there."""
     path, state = entry["path"], entry["state"]
     now, diffs, changed = kind(path), [], False
+    if state == "file" and now == "link":
+        now = "absent"   # a dangling link: replaced by the file
     if now not in ("absent", state):
-        module.fail_json(msg=f"{path}: a {now} is there where a {state} is wanted; remove it first", path=path)
+        what = "a dangling link" if now == "link" else f"a {now}"
+        module.fail_json(msg=f"{path}: {what} is there where a {state} is wanted; remove it first", path=path)
     if entry["mode"] is not None and not re.fullmatch(r"0?[0-7]{3}|[0-7]{4}", entry["mode"]):
         module.fail_json(msg=f"{path}: mode {entry['mode']!r} is not an octal mode such as '0644'", path=path)
-    parent = os.path.dirname(path)
-    if state == "file" and now == "absent" and not os.path.isdir(parent) and not module.check_mode:
+    parent = os.path.dirname(os.path.normpath(path))
+    if state == "file" and now == "absent" and not os.path.isdir(parent) and parent not in planned:
         module.fail_json(msg=f"{path}: its directory {parent} is missing (list it before, as a directory)", path=path)
     mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE[state])
+    real = path
     if state == "directory":
         if now == "absent":
             changed = True
@@ -152,8 +161,12 @@ def converge(module, entry):
                           "before": {"path": path, "state": "absent"}, "after": {"path": path, "state": "directory"}})
             if not module.check_mode:
                 make_dirs(path, int(mode, 8))
+        d = os.path.normpath(path)
+        while d not in planned and d != os.path.dirname(d):   # it and the parents it is made with
+            planned.add(d)
+            d = os.path.dirname(d)
         # a link to a directory: its attributes are the directory's (as the file module's follow)
-        path = os.path.realpath(path)
+        real = os.path.realpath(path) if os.path.islink(path) else path
     else:
         data = entry["content"].encode("utf-8", errors="surrogateescape")
         before = None
@@ -166,13 +179,17 @@ def converge(module, entry):
                           "before": "" if before is None else text(before), "after": text(data)})
             if not module.check_mode:
                 old = os.stat(path) if now == "file" else None
-                write_file(path, data, int(mode, 8) if mode else old.st_mode & 0o7777)
-                if old is not None:   # the new file is the writer's (root's): the old owner and group kept
+                keep = int(mode, 8) if mode else old.st_mode & 0o7777
+                write_file(path, data, keep)
+                if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    # the new file is the writer's: the old owner and group kept, then the mode again
+                    # (a change of owner clears setuid and setgid)
                     os.chown(path, old.st_uid, old.st_gid)
+                    os.chmod(path, keep)
     if module.check_mode and now == "absent":
         return changed, diffs
     attrs = {"before": {}, "after": {}}
-    file_args = module.load_file_common_arguments(dict(path=path, mode=mode, owner=entry["owner"], group=entry["group"]))
+    file_args = module.load_file_common_arguments(dict(path=real, mode=mode, owner=entry["owner"], group=entry["group"]))
     if module.set_fs_attributes_if_different(file_args, False, diff=attrs):
         changed = True
         if attrs["before"] != attrs["after"]:
@@ -194,7 +211,8 @@ def main():
         supports_check_mode=True,
     )
     changed_files, diffs = [], []
-    for path, make in [(e["path"], lambda e=e: converge(module, e)) for e in module.params["files"]] + \
+    planned = set()
+    for path, make in [(e["path"], lambda e=e: converge(module, e, planned)) for e in module.params["files"]] + \
             [(p, lambda p=p: remove(module, p)) for p in module.params["absent"]]:
         try:
             changed, entry_diffs = make()

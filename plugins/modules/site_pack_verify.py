@@ -16,11 +16,13 @@ description:
     Before anything else it checks the signature C(manifest.json.sig) of C(manifest.json) against
     O(pubkey) (Ed25519) - an unsigned pack, or one without a public key to check it against, is
     refused unless O(allow_unsigned); a signature that does not match is always refused. Then it
-    checks every file C(manifest.json) lists (size, then sha256). A file this check read before
-    whose size, modification and change times, inode and device are the same is not read again -
-    its digest from then is used (kept in O(unpack_dir), C(.verified-digests.json), mode 0600, as
-    git's index and rsync's quick check do; any write moves a file's change time, which no program
-    can set back). Removing that file makes the next check read every file.
+    checks every file C(manifest.json) lists (size, then sha256). In the copy unpacked from an
+    archive, a file this check read before whose size, modification and change times, inode and
+    device are the same is not read again - its digest from then is used (kept in O(unpack_dir),
+    C(.verified-digests.json), mode 0600, trusted only while this user alone can write it and its
+    directory; a file changed in the two seconds before it was read is read again). A pack given
+    as a directory is read whole every time. Removing that file makes the next check read every
+    file.
   - Fails listing every missing, truncated or altered file by its path; the offline phase runs it
     on the controller before any host is touched.
   - Returns the manifest, which the offline phase uses to decide what each host receives.

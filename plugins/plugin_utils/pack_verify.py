@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
@@ -30,9 +31,10 @@ class PackRefused(Exception):
 
 def unpack(archive: str, unpack_dir: str) -> tuple[str, bool]:
     """(the pack directory, whether it was unpacked now): archive unpacked into unpack_dir unless
-    the stamp there says this very archive (path, size, modification time) is unpacked already."""
+    the stamp there says this very archive (path, size, modification and change times, inode) is
+    unpacked already."""
     st = os.stat(archive)
-    stamp_value = f"{os.path.abspath(archive)} {st.st_size} {st.st_mtime_ns}\n"
+    stamp_value = f"{os.path.abspath(archive)} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}\n"
     stamp = os.path.join(unpack_dir, ".unpacked-from")
     try:
         with open(stamp) as f:
@@ -64,13 +66,19 @@ def unpack(archive: str, unpack_dir: str) -> tuple[str, bool]:
 
 
 DIGESTS = ".verified-digests.json"
+RACY_NS = 2_000_000_000
 
 
 def read_digests(unpack_dir: str, pack_dir: str) -> dict:
     """{path: stamp and sha256} of the files of pack_dir hashed by an earlier verification (kept in
-    unpack_dir, the controller's state), or {} (none, another pack directory, unreadable)."""
+    unpack_dir, the controller's state), or {} (none, another pack directory, unreadable, or a file
+    or directory that is not this user's alone to write: then every file is read)."""
+    path = os.path.join(unpack_dir, DIGESTS)
     try:
-        with open(os.path.join(unpack_dir, DIGESTS), encoding="utf-8") as f:
+        for st in (os.stat(unpack_dir), os.stat(path)):
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return {}
+        with open(path, encoding="utf-8") as f:
             kept = json.load(f)
     except (OSError, ValueError):
         return {}
@@ -79,9 +87,14 @@ def read_digests(unpack_dir: str, pack_dir: str) -> dict:
     return kept.get("files") if isinstance(kept.get("files"), dict) else {}
 
 
-def write_digests(unpack_dir: str, pack_dir: str, known: dict) -> None:
-    """Keep what this verification hashed, for the next one (0600, only when it changed)."""
-    text = json.dumps({"pack_dir": os.path.abspath(pack_dir), "files": known}, sort_keys=True) + "\n"
+def write_digests(unpack_dir: str, pack_dir: str, known: dict, manifest: dict) -> None:
+    """Keep what this verification hashed, for the next one (0600, only when it changed): the
+    manifest's files, less those changed in the last seconds (a write in the same clock tick as the
+    reading can leave the change time as it was: git's "racy" entries)."""
+    recent = time.time_ns() - RACY_NS
+    files = {p: e for p, e in known.items()
+             if p in pm.file_index(manifest) and e.get("ctime_ns", recent) < recent}
+    text = json.dumps({"pack_dir": os.path.abspath(pack_dir), "files": files}, sort_keys=True) + "\n"
     path = os.path.join(unpack_dir, DIGESTS)
     try:
         with open(path, encoding="utf-8") as f:
@@ -96,9 +109,9 @@ def verify(pack: str, unpack_dir: str, pubkey: str = "", allow_unsigned: bool = 
            signature_only: bool = False, keep_digests: bool = True) -> dict:
     """The task's result: changed (the archive was unpacked now: bookkeeping on the controller, not
     a change to any host), pack_dir, signature, and unless signature_only the manifest and a
-    warning for an unverified pack. A file verified before and unchanged since
-    (pack_manifest.STRICT_STAMP) is not read again; keep_digests (not in check mode): what was
-    read is kept for the next time.
+    warning for an unverified pack. In the copy unpacked from an archive, a file verified before and
+    unchanged since (pack_manifest.STRICT_STAMP) is not read again; keep_digests (not in check
+    mode): what was read is kept for the next time.
     Raises PackRefused naming what is wrong."""
     if not os.path.exists(pack):
         raise PackRefused(f"the site pack {pack} does not exist", pack_dir="")
@@ -126,10 +139,13 @@ def verify(pack: str, unpack_dir: str, pubkey: str = "", allow_unsigned: bool = 
     errors = pm.check_manifest(manifest)
     if errors:
         raise PackRefused(f"{pm.MANIFEST_NAME}: " + "; ".join(errors), pack_dir=pack_dir)
-    known = read_digests(unpack_dir, pack_dir)
+    # the digests kept only for the copy unpacked here from an archive (the controller's state): a
+    # pack given as a directory may be on a medium or share changed from elsewhere, read whole
+    unpacked = os.path.isfile(pack)
+    known = read_digests(unpack_dir, pack_dir) if unpacked else {}
     lines = pm.problem_lines(pm.verify_tree(pack_dir, manifest, known))
-    if keep_digests:
-        write_digests(unpack_dir, pack_dir, known)
+    if keep_digests and unpacked:
+        write_digests(unpack_dir, pack_dir, known, manifest)
     if lines:
         raise PackRefused(f"the site pack {pack_dir} does not match its manifest: " + "; ".join(lines),
                           problems=lines, pack_dir=pack_dir)

@@ -87,8 +87,9 @@ def test_a_link_to_a_directory_is_the_directory_and_absent_removes_a_link_alone(
     disk = tmp_path / "disk"
     disk.mkdir(mode=0o755)
     (tmp_path / "etcd").symlink_to(disk)
-    rc, out = run(capsys, [{"path": str(tmp_path / "etcd"), "state": "directory", "mode": "0700"}])
+    rc, out = run(capsys, [{"path": str(tmp_path / "etcd"), "state": "directory", "mode": "0700"}], _ansible_diff=True)
     assert rc == 0 and out["changed"] and mode(disk) == "0o700" and (tmp_path / "etcd").is_symlink()
+    assert [d["after_header"] for d in out["diff"]] == [f"{tmp_path / 'etcd'} (attributes)"]
     rc, out = run(capsys, [{"path": str(tmp_path / "etcd"), "state": "directory", "mode": "0700"}])
     assert rc == 0 and not out["changed"]
     rc, out = run(capsys, [], absent=[str(tmp_path / "etcd")])
@@ -114,3 +115,29 @@ def test_a_mode_that_is_not_octal_and_a_missing_directory_are_refused_naming_the
     rc, out = run(capsys, [{"path": str(tmp_path / "no"), "state": "directory"},
                            {"path": str(tmp_path / "no" / "x"), "content": "x"}], _ansible_check_mode=True)
     assert rc == 0 and out["changed_files"] == [str(tmp_path / "no"), str(tmp_path / "no" / "x")]
+
+
+def test_check_mode_refuses_a_file_whose_directory_no_entry_makes(tmp_path, capsys):
+    rc, out = run(capsys, [{"path": str(tmp_path / "a" / "b"), "state": "directory"},
+                           {"path": str(tmp_path / "a" / "x"), "content": "x"},
+                           {"path": str(tmp_path / "c" / "x"), "content": "x"}], _ansible_check_mode=True)
+    assert rc == 1 and out["msg"] == f"{tmp_path / 'c' / 'x'}: its directory {tmp_path / 'c'} is missing " \
+        "(list it before, as a directory)"
+
+
+def test_a_dangling_link_is_replaced_by_the_file_and_refused_where_a_directory_is_wanted(tmp_path, capsys):
+    link = tmp_path / "x"
+    link.symlink_to(tmp_path / "nowhere")
+    rc, out = run(capsys, [{"path": str(link), "state": "directory"}])
+    assert rc == 1 and out["msg"] == f"{link}: a dangling link is there where a directory is wanted; remove it first"
+    rc, out = run(capsys, [{"path": str(link), "content": "x\n"}])
+    assert rc == 0 and out["changed"] and not link.is_symlink() and link.read_text() == "x\n"
+
+
+def test_a_setuid_file_rewritten_for_another_owner_keeps_its_mode(tmp_path, capsys):
+    path = tmp_path / "x"
+    path.write_text("old")
+    os.chown(path, 1, 1)
+    path.chmod(0o4755)
+    rc, out = run(capsys, [{"path": str(path), "content": "new"}])
+    assert rc == 0 and mode(path) == "0o4755" and (path.stat().st_uid, path.stat().st_gid) == (1, 1)

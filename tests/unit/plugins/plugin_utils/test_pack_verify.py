@@ -2,6 +2,7 @@
 work): an archive unpacked once, the manifest's signature, every file; each refusal names what."""
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -64,31 +65,51 @@ def test_an_archive_is_unpacked_once(signed, tmp_path):
         pv.verify(str(tmp_path / "nothing.tar"), str(tmp_path / "u"), pub)
 
 
-def test_a_file_verified_before_and_unchanged_is_not_read_again(signed, tmp_path, monkeypatch):
+def archived(signed, tmp_path):
     d, pub = signed
+    archive = tmp_path / "p-1.tar.gz"
+    subprocess.run(["tar", "-C", str(d.parent), "-czf", str(archive), d.name], check=True)
+    return archive, pub
+
+
+def test_a_file_of_the_unpacked_copy_verified_before_and_unchanged_is_not_read_again(
+        signed, tmp_path, monkeypatch):
+    archive, pub = archived(signed, tmp_path)
     state = tmp_path / "state"
-    pv.verify(str(d), str(state), pub)
+    first = pv.verify(str(archive), str(state), pub)
+    # just unpacked: every file changed in the last seconds, so none is kept yet (git's "racy" entries)
+    assert pv.read_digests(str(state), first["pack_dir"]) == {}
+    monkeypatch.setattr(pv, "RACY_NS", 0)
+    pv.verify(str(archive), str(state), pub)
     kept = state / pv.DIGESTS
-    assert oct(kept.stat().st_mode & 0o777) == "0o600" and oct(state.stat().st_mode & 0o777) == "0o700"
+    assert oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert sorted(pv.read_digests(str(state), first["pack_dir"])) == sorted(f["path"] for f in first["manifest"]["files"])
     read = []
     real = pm.sha256_file
     monkeypatch.setattr(pm, "sha256_file", lambda path: read.append(path) or real(path))
-    pv.verify(str(d), str(state), pub)
+    pv.verify(str(archive), str(state), pub)
     assert read == []
-    # the same bytes' size and modification time with other content: the change time tells it
-    runc = d / "bin" / "runc"
+    # the same size and modification time with other content: the change time tells it
+    runc = Path(first["pack_dir"]) / "bin" / "runc"
     st = runc.stat()
     runc.write_bytes(b"runc binarY")
     os.utime(runc, ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(pv.PackRefused) as e:
-        pv.verify(str(d), str(state), pub)
+        pv.verify(str(archive), str(state), pub)
     assert read == [str(runc)] and "bin/runc: altered" in str(e.value)
 
 
-def test_check_mode_keeps_no_digests_and_another_pack_directory_reads_every_file(signed, tmp_path, monkeypatch):
+def test_digests_are_kept_for_no_directory_pack_in_no_check_and_trusted_only_when_private(
+        signed, tmp_path, monkeypatch):
     d, pub = signed
-    state = tmp_path / "state"
-    pv.verify(str(d), str(state), pub, keep_digests=False)
-    assert not state.exists()
-    pv.verify(str(d), str(state), pub)
-    assert pv.read_digests(str(state), str(d)) and pv.read_digests(str(state), str(tmp_path / "other")) == {}
+    monkeypatch.setattr(pv, "RACY_NS", 0)
+    pv.verify(str(d), str(tmp_path / "state"), pub)     # a pack given as a directory is read whole
+    assert not (tmp_path / "state").exists()
+    archive, pub = archived(signed, tmp_path)
+    unpacked = tmp_path / "unpacked"
+    result = pv.verify(str(archive), str(unpacked), pub, keep_digests=False)
+    assert not (unpacked / pv.DIGESTS).exists()
+    pv.verify(str(archive), str(unpacked), pub)
+    assert pv.read_digests(str(unpacked), result["pack_dir"]) and pv.read_digests(str(unpacked), str(d)) == {}
+    (unpacked / pv.DIGESTS).chmod(0o620)                 # another user could have written it
+    assert pv.read_digests(str(unpacked), result["pack_dir"]) == {}
