@@ -16,6 +16,7 @@ from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "tests"))
+sys.path.insert(0, str(TOP / "collections"))   # the fixture pack reads the collection's module_utils
 
 from harness import fixture_pack, kubeadm_double, sites  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
