@@ -59,8 +59,8 @@ def walk_files(root: str, exclude=(MANIFEST_NAME, SIGNATURE_NAME)) -> list[str]:
 # What tells a file unchanged since it was hashed, without reading it (as git's index and rsync's
 # quick check do). scan_tree's files are written by the caller's own program (a build's stage, a
 # host's copy of the pack); verify_tree's are the pack checked before it is used, so also the change
-# time - which every write moves and no program can set back (touch -d sets the modification time
-# alone) - the inode and the device.
+# time - which a write through this machine's file system moves (touch -d sets the modification
+# time alone; docs/site_pack.md says what does not move it) - the inode and the device.
 STAMP = ("size", "mtime_ns")
 STRICT_STAMP = STAMP + ("ctime_ns", "ino", "dev")
 

@@ -210,12 +210,12 @@ def main():
             absent=dict(type="list", elements="path", default=[])),
         supports_check_mode=True,
     )
-    changed_files, diffs = [], []
-    planned = set()
-    for path, make in [(e["path"], lambda e=e: converge(module, e, planned)) for e in module.params["files"]] + \
-            [(p, lambda p=p: remove(module, p)) for p in module.params["absent"]]:
+    changed_files, diffs, planned = [], [], set()
+    steps = [(e["path"], converge, (module, e, planned)) for e in module.params["files"]]
+    steps += [(p, remove, (module, p)) for p in module.params["absent"]]
+    for path, step, args in steps:
         try:
-            changed, entry_diffs = make()
+            changed, entry_diffs = step(*args)
         except OSError as e:
             module.fail_json(msg=f"{path}: {e}", changed_files=changed_files)
         if changed:

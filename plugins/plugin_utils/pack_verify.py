@@ -18,7 +18,7 @@ import time
 
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_manifest as pm
 from ansible_collections.offline_pot.tke.plugins.module_utils import pack_signature
-from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import write_file, write_if_differs
 
 
 class PackRefused(Exception):
@@ -92,17 +92,10 @@ def write_digests(unpack_dir: str, pack_dir: str, known: dict, manifest: dict) -
     manifest's files, less those changed in the last seconds (a write in the same clock tick as the
     reading can leave the change time as it was: git's "racy" entries)."""
     recent = time.time_ns() - RACY_NS
-    files = {p: e for p, e in known.items()
-             if p in pm.file_index(manifest) and e.get("ctime_ns", recent) < recent}
+    listed = pm.file_index(manifest)
+    files = {p: e for p, e in known.items() if p in listed and e.get("ctime_ns", recent) < recent}
     text = json.dumps({"pack_dir": os.path.abspath(pack_dir), "files": files}, sort_keys=True) + "\n"
-    path = os.path.join(unpack_dir, DIGESTS)
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    write_file(path, text, 0o600, dir_mode=0o700)
+    write_if_differs(os.path.join(unpack_dir, DIGESTS), text, 0o600, dir_mode=0o700)
 
 
 def verify(pack: str, unpack_dir: str, pubkey: str = "", allow_unsigned: bool = False,
