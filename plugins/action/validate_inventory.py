@@ -46,6 +46,8 @@ def spec_problems(host, hostvars, specs, settings, with_defaults):
                         out.append(inventory_rules.problem(f"host {host}", name, f"cannot be templated: {exc}"))
         if not provided:
             continue
+        for name, message in inventory_rules.mode_problems(options, provided):
+            out.append(inventory_rules.problem(f"host {host}", name, message))
         result = ArgumentSpecValidator(options).validate(provided)
         for err in result.errors:
             text = str(err)

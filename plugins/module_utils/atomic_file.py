@@ -19,6 +19,11 @@ import re
 import shutil
 import tempfile
 
+# a file mode as the collection's modules take it: octal digits in a string ("0644", "755",
+# "1777"); chmod's symbolic forms ("u=rwx,go=rx") are not taken (host_files; the validate phase
+# refuses them in the roles' options: inventory_rules.mode_problems)
+OCTAL_MODE = re.compile(r"0?[0-7]{3}|[0-7]{4}")
+
 
 def make_dirs(directory: str, mode: int = 0o755) -> None:
     """Create directory and its missing parents with exactly mode (whatever the umask);

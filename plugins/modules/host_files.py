@@ -96,12 +96,11 @@ changed_files:
 """
 
 import os
-import re
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import make_dirs, write_file
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import OCTAL_MODE, make_dirs, write_file
 
 DEFAULT_MODE = {"file": "0644", "directory": "0755"}
 
@@ -147,7 +146,7 @@ def converge(module, entry, planned):
     if now not in ("absent", state):
         what = "a dangling link" if now == "link" else f"a {now}"
         module.fail_json(msg=f"{path}: {what} is there where a {state} is wanted; remove it first", path=path)
-    if entry["mode"] is not None and not re.fullmatch(r"0?[0-7]{3}|[0-7]{4}", entry["mode"]):
+    if entry["mode"] is not None and not OCTAL_MODE.fullmatch(entry["mode"]):
         module.fail_json(msg=f"{path}: mode {entry['mode']!r} is not an octal mode such as '0644'", path=path)
     parent = os.path.dirname(os.path.normpath(path))
     if state == "file" and now == "absent" and not os.path.isdir(parent) and parent not in planned:

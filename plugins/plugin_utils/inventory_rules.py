@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.offline_pot.tke.plugins.plugin_utils import install_journal, tke_rules
 from ansible_collections.offline_pot.tke.plugins.module_utils import kube_images, pack_signature
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import OCTAL_MODE
 
 # Phases of playbooks/install.yml, in order (tke_skip_phases must name these): the journal's list.
 PHASES = install_journal.USER_PHASES
@@ -343,4 +344,28 @@ def _check_names_and_versions(s):
             out.append(problem("all", "tke_skip_phases", f"unknown phase {phase!r} (phases: {', '.join(PHASES)})"))
         elif phase in UNSKIPPABLE:
             out.append(problem("all", "tke_skip_phases", f"phase {phase!r} cannot be skipped"))
+    return out
+
+
+def mode_problems(options, provided):
+    """[(variable, message)] for the file modes among a role's options as given (before the argument
+    spec's conversion): every option whose entries have a `mode` (host_init_data_dirs) takes an octal
+    mode in a string, as host_files does. A symbolic mode would be refused only on the host, in its
+    phase; an unquoted 0755 is the YAML integer 493, which the spec would turn into the string
+    "493" (a different mode), so a number is refused too."""
+    out = []
+    for name, spec in sorted(options.items()):
+        if "mode" not in (spec.get("options") or {}) or name not in provided:
+            continue
+        value = provided[name]
+        entries = value if isinstance(value, list) else [value]
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get("mode") is None:
+                continue   # the argument spec reports what is not a dict or lacks a mode
+            mode, where = entry["mode"], entry.get("path", "an entry")
+            if isinstance(mode, bool) or not isinstance(mode, str):
+                out.append((name, f"{where}: mode {mode!r} is a number; write it quoted, in octal (mode: \"0755\")"))
+            elif not OCTAL_MODE.fullmatch(mode):
+                out.append((name, f"{where}: mode {mode!r} is not an octal mode such as \"0755\" "
+                                  "(symbolic modes are not taken)"))
     return out

@@ -109,3 +109,21 @@ def test_the_address_rules_read_the_node_address_not_the_connection_address():
     m["hosts"]["m2"]["node_address"] = "10.0.0.12"
     m["settings"]["tke_vip"] = "10.7.0.100"
     assert any("10.7.0.100 is not in the subnet of master(s) m1, m2, m3" in x for x in messages(m))
+
+
+def test_file_modes_in_role_options_are_octal_strings():
+    options = {"host_init_data_dirs": {"type": "list", "elements": "dict",
+                                       "options": {"path": {"type": "path"}, "mode": {"type": "str"}}},
+               "host_init_selinux": {"type": "str"}}
+    good = {"host_init_data_dirs": [{"path": "/a", "mode": "0755"}, {"path": "/b", "mode": "700"},
+                                    {"path": "/c", "mode": "1777"}], "host_init_selinux": "keep"}
+    assert r.mode_problems(options, good) == []
+    bad = {"host_init_data_dirs": [{"path": "/a", "mode": "u=rwx,go=rx"}, {"path": "/b", "mode": 448},
+                                   {"path": "/c", "mode": "0999"}, {"path": "/d", "mode": "07555"}]}
+    found = r.mode_problems(options, bad)
+    assert [name for name, dummy in found] == ["host_init_data_dirs"] * 4
+    assert "/a: mode 'u=rwx,go=rx' is not an octal mode" in found[0][1]
+    assert "/b: mode 448 is a number; write it quoted" in found[1][1]
+    assert "/c: mode '0999'" in found[2][1] and "/d: mode '07555'" in found[3][1]
+    # an option without modes is not looked at; a missing mode is the argument spec's to report
+    assert r.mode_problems(options, {"host_init_data_dirs": [{"path": "/a"}, "not a dict"]}) == []
