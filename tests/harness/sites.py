@@ -39,6 +39,30 @@ def keepalived_site(th, path: Path, pack: Path, masters, workers, settings: dict
         host_vars=host_vars)
 
 
+# what an install leaves on a host that playbooks/reset.yml removes (test_network.py's reset
+# scenarios and test_mixed_releases.py's reset of both releases and architectures; the check is
+# "none left": every host has each one it ran; the CNI configuration directory is emptied, not
+# removed: containerd 2 exits when it goes, roles/network/tasks/reset.yml)
+RESET_SERVICES = ["kubelet", "containerd", "etcd", "keepalived", "tke-registry", "haproxy"]
+RESET_PATHS = ["/etc/kubernetes", "/var/lib/kubelet", "/etc/containerd", "/var/lib/containerd", "/etc/cni/net.d/*",
+               "/etc/etcd", "/var/lib/etcd", "/etc/tke", "/etc/tke-registry", "/etc/keepalived/keepalived.conf",
+               "/etc/systemd/system/kubelet.service", "/etc/systemd/system/containerd.service",
+               "/etc/systemd/system/etcd.service", "/etc/systemd/system/tke-registry.service",
+               "/etc/systemd/system/keepalived.service.d", "/etc/crictl.yaml", "/etc/sysctl.d/90-offline-pot-tke.conf",
+               "/etc/modules-load.d/offline-pot-tke.conf", "/var/lib/offline-pot",
+               "/usr/local/share/ca-certificates/tke-registry-ca.crt"]
+
+
+def left(th, host):
+    """What of the install is still on the host after a reset: active or enabled services, paths,
+    our /etc/hosts blocks."""
+    out = th.ssh(host, "for s in " + " ".join(RESET_SERVICES) + "; do systemctl is-active -q $s && echo active:$s; "
+                 "systemctl is-enabled -q $s 2>/dev/null && echo enabled:$s; done; "
+                 "for p in " + " ".join(RESET_PATHS) + "; do [ -e $p ] && echo path:$p; done; "
+                 "grep -o 'offline_pot.tke[a-z ]*' /etc/hosts; true").stdout.split("\n")
+    return sorted(x for x in out if x)
+
+
 @contextlib.contextmanager
 def started(th_id: int, count: int, pack_cache: Path):
     """For a benchmark: hosts h1..h<count> of instance th_id up with the test doubles, the fixture

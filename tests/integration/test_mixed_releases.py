@@ -19,7 +19,10 @@ containerd configuration); then the Debian 13 worker is removed (remove_node.yml
 deleted, the host reset - its kubelet and containerd stopped and their units removed, its
 kubelet.conf and the collection's records removed), again with no change, and, still in the
 inventory, added back to the running site (install.yml --limit h5: it joins at the site's 1.36.3,
-every node Ready). (The arm64 worker is not removed and added too: every task on it runs emulated.)"""
+every node Ready). Last the whole site is reset (reset.yml: both releases, both architectures, the
+Debian 13 master with etcd and the registry): nothing of the install is left on any host, the
+journal forgets them, and a second reset changes nothing. (The arm64 worker is not removed and
+added too: every task on it runs emulated.)"""
 import contextlib
 import json
 import os
@@ -35,6 +38,7 @@ from harness.playbook import NO_RESUME, report_changes, run_playbook, TOP
 INSTALL = TOP / "install.yml"
 UPGRADE = TOP / "playbooks" / "upgrade.yml"
 REMOVE = TOP / "playbooks" / "remove_node.yml"
+RESET = TOP / "playbooks" / "reset.yml"
 NODES = ("h1", "h4", "h5", "h6")
 PACK_DIR = "/opt/tke/pack"   # site_repo_dir's default
 TRIXIE = ("h4", "h5")
@@ -243,3 +247,19 @@ def test_the_debian_13_worker_is_removed_reset_and_added_back(testhosts, site):
     table = report.read_text(encoding="utf-8").split('class="nodes"', 1)[1].split("</table>", 1)[0]
     assert {row[0]: row[1] for row in re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td>", table)} == \
         {h: "True" for h in NODES}, table
+
+
+def test_the_mixed_site_is_reset_on_every_release_and_architecture(testhosts, site):
+    """reset.yml over the whole site, the last scenario (it takes the site down): the Debian 13
+    master's etcd and registry, the Debian 13 and arm64 workers' kubelet and containerd, every
+    host's files and records gone; the journal forgets every host; a second reset changes nothing."""
+    dummy, inv, first = site
+    assert first.rc == 0, first.explain()
+    run = run_playbook(RESET, inv, "-e", "reset_confirm=true")
+    assert run.rc == 0, run.explain()
+    assert set(run.changed_hosts()) == set(NODES), run.explain()
+    for h in NODES:
+        assert sites.left(testhosts, h) == [], (h, sites.left(testhosts, h))
+    assert json.loads((inv.parent / ".tke" / "journal.json").read_text())["phases"] == {}
+    again = run_playbook(RESET, inv, "-e", "reset_confirm=true")
+    assert again.rc == 0 and again.changed_hosts() == {}, again.explain()

@@ -37,7 +37,7 @@ import pytest
 
 from harness import fixture_pack, kubeadm_double, playbook, sites
 from harness.playbook import NO_RESUME, TOP, converge_twice, run_playbook
-from harness.sites import vip
+from harness.sites import left, vip
 from harness.testhosts import TestHosts
 
 INSTALL = TOP / "install.yml"
@@ -50,17 +50,6 @@ CALICO_KINDS = ("namespaces,configmaps,daemonsets,deployments,serviceaccounts,cl
 CALICO_NAMES = ("calico-cni-plugin", "calico-kube-controllers", "calico-node")
 NODES = ["h1", "h2", "h3"]
 TIMES = {}
-SERVICES = ["kubelet", "containerd", "etcd", "keepalived", "tke-registry", "haproxy"]
-# what the install leaves on a host that a reset removes (every host of this site has each one it
-# ran: the check is "none left", on every host; the CNI configuration directory is emptied, not
-# removed: containerd 2 exits when it goes, roles/network/tasks/reset.yml)
-PATHS = ["/etc/kubernetes", "/var/lib/kubelet", "/etc/containerd", "/var/lib/containerd", "/etc/cni/net.d/*",
-         "/etc/etcd", "/var/lib/etcd", "/etc/tke", "/etc/tke-registry", "/etc/keepalived/keepalived.conf",
-         "/etc/systemd/system/kubelet.service", "/etc/systemd/system/containerd.service",
-         "/etc/systemd/system/etcd.service", "/etc/systemd/system/tke-registry.service",
-         "/etc/systemd/system/keepalived.service.d", "/etc/crictl.yaml", "/etc/sysctl.d/90-offline-pot-tke.conf",
-         "/etc/modules-load.d/offline-pot-tke.conf", "/var/lib/offline-pot",
-         "/usr/local/share/ca-certificates/tke-registry-ca.crt"]
 SITE_CNI = """- name: The site's own CNI
   hosts: masters:workers
   gather_facts: false
@@ -138,15 +127,6 @@ def cni_dirs(th, nodes=tuple(NODES)):
 
 def journal(site):
     return json.loads((site["dir"] / ".tke" / "journal.json").read_text())
-
-
-def left(th, host):
-    """What of the install is still on the host: active or enabled services, paths, our /etc/hosts blocks."""
-    out = th.ssh(host, "for s in " + " ".join(SERVICES) + "; do systemctl is-active -q $s && echo active:$s; "
-                 "systemctl is-enabled -q $s 2>/dev/null && echo enabled:$s; done; "
-                 "for p in " + " ".join(PATHS) + "; do [ -e $p ] && echo path:$p; done; "
-                 "grep -o 'offline_pot.tke[a-z ]*' /etc/hosts; true").stdout.split("\n")
-    return sorted(x for x in out if x)
 
 
 def test_reset_cleans_an_install_stopped_after_etcd(three, site):
