@@ -111,7 +111,7 @@ def mask_secrets(text: str, values=(), patterns=()) -> tuple[str, int]:
     """text with every secret replaced by MASK, and how many were: first what the first group of
     each (multiline) regular expression of patterns matches (a secret's previous value too, which
     the caller does not know), then every non-empty value of values wherever it appears. For the
-    diff of a file that holds secrets (modules/secret_file)."""
+    diff of a file that holds secrets (modules/host_files)."""
     count = 0
 
     def hide(match):

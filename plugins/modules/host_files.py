@@ -23,8 +23,13 @@ description:
     link to a file is read and, when the content differs, replaced. A directory is made with its
     missing parents (as the file module does), and may be a link to one, whose attributes are then
     set (as the file module's C(follow)).
-  - Not for a file that holds a secret - the content is no no_log option, so it would reach the
-    host's journal; M(offline_pot.tke.secret_file) writes those with the secret masked.
+  - A file that holds a secret takes its content from O(secret_contents) (a no_log option, by path),
+    not O(files[].content), so neither its content nor the secret reaches the host's journal (module
+    invocations are logged there) nor C(-v) output; it is made C(0600) unless its entry says
+    otherwise. Every value of O(secrets), and what the first group of each of the entry's
+    O(files[].mask) patterns matches (the previous value of a secret, on the host before a change),
+    reads C(********) in the diff and in failure messages; a change of a secret alone shows as a
+    changed file whose masked diff has no changed line.
   - The diff (C(--diff)) has an entry per file whose text changes and per entry whose kind
     (file, directory, absent) or attributes change.
 author:
@@ -54,11 +59,13 @@ options:
         choices: [file, directory]
         default: file
       content:
-        description: The whole text of the file (required for C(state=file)).
+        description: The whole text of the file (for C(state=file), unless the file's content is in
+          O(secret_contents)).
         type: str
       mode:
-        description: Its mode, octal as a string (C("0644")); without it a new file gets C(0644),
-          a new directory C(0755), and an existing one keeps its mode.
+        description: Its mode, octal as a string (C("0644")); without it a new file gets C(0644)
+          (C(0600) with its content in O(secret_contents)), a new directory C(0755), and an existing
+          one keeps its mode.
         type: str
       owner:
         description: Its owner; without it a new entry is root's (the module runs as root) and an
@@ -67,6 +74,30 @@ options:
       group:
         description: Its group (as O(files[].owner)).
         type: str
+      mask:
+        description: Python regular expressions (multiline); what the first group of each match
+          holds, in the file's text before and after, is masked in the diff.
+        type: list
+        elements: str
+        default: []
+      validate:
+        description: A command that checks the new file before it replaces the old one; C(%s) is the
+          temporary file's path. A non-zero exit fails the task and leaves the file untouched. Not
+          run in check mode, nor when the file holds its content already.
+        type: str
+  secret_contents:
+    description:
+      - The content of each file of O(files) that holds a secret, by path. The whole option is
+        C(no_log) (a C(no_log) sub-option of O(files) is not enough - Ansible logs a list as one
+        string whose escaped newlines and quotes no longer match the secret - and C(no_log) on
+        O(files) would mask every path and mode in the result as well).
+    type: dict
+    default: {}
+  secrets:
+    description: Values masked wherever they appear in the diffs and messages.
+    type: list
+    elements: str
+    default: []
   absent:
     description: Paths where nothing may be, removed after O(files) are made (a directory with what
       it holds; a link, not what it points to).
@@ -85,6 +116,16 @@ EXAMPLES = r"""
         mode: "0644"
       - {path: /etc/crictl.yaml, content: "runtime-endpoint: unix:///run/containerd/containerd.sock\n", mode: "0644"}
     absent: [/etc/cni/net.d/10-calico.conflist]
+
+- name: Containerd's configuration (holding the registry's password) and its unit
+  offline_pot.tke.host_files:
+    files:
+      - {path: /etc/containerd/config.toml, mode: "0600", mask: ['^\s*password\s*=\s*"(.*)"\s*$']}
+      - path: /etc/systemd/system/containerd.service
+        content: "{{ lookup('ansible.builtin.template', 'containerd.service.j2') }}"
+    secret_contents:
+      /etc/containerd/config.toml: "{{ lookup('ansible.builtin.template', 'config.toml.j2') }}"
+    secrets: ["{{ container_runtime_registry_password }}"]
 """
 
 RETURN = r"""
@@ -100,9 +141,10 @@ import shutil
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import OCTAL_MODE, make_dirs, write_file
+from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import (
+    OCTAL_MODE, atomic_path, make_dirs, mask_secrets)
 
-DEFAULT_MODE = {"file": "0644", "directory": "0755"}
+DEFAULT_MODE = {"file": "0644", "directory": "0755", "secret": "0600"}
 
 
 def kind(path):
@@ -136,22 +178,53 @@ def remove(module, path):
                    "before": {"path": path, "state": now}, "after": {"path": path, "state": "absent"}}]
 
 
+def masked(module, entry, before, after):
+    """The diff of a file's text, every secret masked (the call's secrets, the entry's patterns)."""
+    path, secrets, patterns = entry["path"], module.params["secrets"], entry["mask"]
+    masked_before, n_before = mask_secrets(before or "", secrets, patterns)
+    masked_after, n_after = mask_secrets(after, secrets, patterns)
+    if before is not None and (n_before or n_after) and masked_before == masked_after:
+        # only a secret changed: say so rather than show an empty diff
+        return {"prepared": f"{path}: a secret changed (masked, not shown)\n"}
+    return {"before_header": path + (" (absent)" if before is None else " (secrets masked)" if n_before else ""),
+            "after_header": path + (" (secrets masked)" if n_after else ""),
+            "before": masked_before, "after": masked_after}
+
+
+def write(module, entry, data, mode):
+    """The file's new bytes in place, atomically, after the entry's validate command passed on them."""
+    with atomic_path(entry["path"], mode) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if entry["validate"]:
+            rc, out, err = module.run_command(entry["validate"].replace("%s", tmp))
+            if rc != 0:
+                fail(module, entry, f"the new file fails validation ({entry['validate']}), left as it was: "
+                                    f"rc={rc} {out.strip()} {err.strip()}".strip())
+
+
+def fail(module, entry, message):
+    module.fail_json(msg=mask_secrets(f"{entry['path']}: {message}", module.params["secrets"], entry["mask"])[0],
+                     path=entry["path"])
+
+
 def converge(module, entry, planned):
     """Make one entry what it says; (changed, its diffs). planned: the directories this call makes
     (so far), which check mode counts as there."""
     path, state = entry["path"], entry["state"]
+    secret = path in module.params["secret_contents"]
     now, diffs, changed = kind(path), [], False
     if state == "file" and now == "link":
         now = "absent"   # a dangling link: replaced by the file
     if now not in ("absent", state):
         what = "a dangling link" if now == "link" else f"a {now}"
-        module.fail_json(msg=f"{path}: {what} is there where a {state} is wanted; remove it first", path=path)
+        fail(module, entry, f"{what} is there where a {state} is wanted; remove it first")
     if entry["mode"] is not None and not OCTAL_MODE.fullmatch(entry["mode"]):
-        module.fail_json(msg=f"{path}: mode {entry['mode']!r} is not an octal mode such as '0644'", path=path)
+        fail(module, entry, f"mode {entry['mode']!r} is not an octal mode such as '0644'")
     parent = os.path.dirname(os.path.normpath(path))
     if state == "file" and now == "absent" and not os.path.isdir(parent) and parent not in planned:
-        module.fail_json(msg=f"{path}: its directory {parent} is missing (list it before, as a directory)", path=path)
-    mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE[state])
+        fail(module, entry, f"its directory {parent} is missing (list it before, as a directory)")
+    mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE["secret" if secret else state])
     real = path
     if state == "directory":
         if now == "absent":
@@ -167,19 +240,19 @@ def converge(module, entry, planned):
         # a link to a directory: its attributes are the directory's (as the file module's follow)
         real = os.path.realpath(path) if os.path.islink(path) else path
     else:
-        data = entry["content"].encode("utf-8", errors="surrogateescape")
+        data = (module.params["secret_contents"][path] if secret else entry["content"]).encode(
+            "utf-8", errors="surrogateescape")
         before = None
         if now == "file":
             with open(path, "rb") as fh:
                 before = fh.read()
         if before != data:
             changed = True
-            diffs.append({"before_header": path if before is not None else f"{path} (absent)", "after_header": path,
-                          "before": "" if before is None else text(before), "after": text(data)})
+            diffs.append(masked(module, entry, None if before is None else text(before), text(data)))
             if not module.check_mode:
                 old = os.stat(path) if now == "file" else None
                 keep = int(mode, 8) if mode else old.st_mode & 0o7777
-                write_file(path, data, keep)
+                write(module, entry, data, keep)
                 if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
                     # the new file is the writer's: the old owner and group kept, then the mode again
                     # (a change of owner clears setuid and setgid)
@@ -205,10 +278,21 @@ def main():
             mode=dict(type="str"),
             owner=dict(type="str"),
             group=dict(type="str"),
-        ), required_if=[("state", "file", ["content"])]),
+            mask=dict(type="list", elements="str", default=[]),
+            validate=dict(type="str"),
+        )),
+            secret_contents=dict(type="dict", default={}, no_log=True),
+            secrets=dict(type="list", elements="str", default=[], no_log=True),
             absent=dict(type="list", elements="path", default=[])),
         supports_check_mode=True,
     )
+    secret, files = module.params["secret_contents"], module.params["files"]
+    for path in sorted(set(secret) - {e["path"] for e in files if e["state"] == "file"}):
+        module.fail_json(msg=f"secret_contents: {path} is not a file of files")
+    for entry in files:
+        if entry["state"] == "file" and (entry["content"] is None) == (entry["path"] not in secret):
+            module.fail_json(msg=f"{entry['path']}: its content is given in neither or both of content and "
+                                 "secret_contents")
     changed_files, diffs, planned = [], [], set()
     steps = [(e["path"], converge, (module, e, planned)) for e in module.params["files"]]
     steps += [(p, remove, (module, p)) for p in module.params["absent"]]

@@ -81,7 +81,7 @@ def test_copy_and_write_if_differs(tmp_path):
     assert af.write_if_differs(link, "sha256:2") is True and open(link).read() == "sha256:2"
 
 
-# --- mask_secrets: the masked diff of a file that holds secrets (modules/secret_file) ----------
+# --- mask_secrets: the masked diff of a file that holds secrets (modules/host_files) -----------
 def test_mask_secrets_hides_known_values_and_what_the_patterns_match():
     text = ('[auth]\n      username = "admin"\n      password = "old-Secret-1"\n'
             'vrrp {\n    auth_pass 5f3a9c1e\n}\nnote: new-Secret-2 also here\n')

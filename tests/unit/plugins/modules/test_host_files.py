@@ -141,3 +141,67 @@ def test_a_setuid_file_rewritten_for_another_owner_keeps_its_mode(tmp_path, caps
     path.chmod(0o4755)
     rc, out = run(capsys, [{"path": str(path), "content": "new"}])
     assert rc == 0 and mode(path) == "0o4755" and (path.stat().st_uid, path.stat().st_gid) == (1, 1)
+
+
+# --- files that hold a secret: content by path in secret_contents (no_log), the diff masked ------
+
+SECRET = "reg-P4ss\\wo'rd\""   # a backslash and both quotes: what Ansible's logged repr of a list escapes
+
+
+def secret_call(tmp_path, password, **entry):
+    conf = str(tmp_path / "config.toml")
+    text = f'[auth]\n  username = "tke"\n  password = "{password}"\n'
+    files = [dict({"path": conf, "mask": [r'^\s*password\s*=\s*"(.*)"\s*$']}, **entry),
+             {"path": str(tmp_path / "unit"), "content": "[Unit]\n"}]
+    return conf, files, {"secret_contents": {conf: text}, "secrets": [password]}
+
+
+def test_a_secret_file_is_0600_and_its_secret_reaches_no_output_nor_log(tmp_path, capsys, monkeypatch):
+    logged = []
+    monkeypatch.setattr(host_files.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
+    conf, files, call = secret_call(tmp_path, SECRET)
+    rc, out = run(capsys, files, _ansible_diff=True, **call)
+    assert rc == 0 and out["changed_files"] == [conf, str(tmp_path / "unit")]
+    assert mode(conf) == "0o600" and mode(tmp_path / "unit") == "0o644"
+    assert SECRET in open(conf, encoding="utf-8").read()
+    (diff, dummy) = out["diff"]
+    assert diff["after_header"] == f"{conf} (secrets masked)" and 'password = "********"' in diff["after"]
+    # neither in the result nor in the invocation logged to the host's journal (its repr escaped)
+    everything = json.dumps(out) + "".join(logged)
+    assert logged and "reg-P4ss" not in everything and "reg-P4ss" not in repr(out)
+    assert "[Unit]" in "".join(logged)   # (the other files' contents are logged as before)
+
+
+def test_a_changed_secret_alone_is_said_masked_and_the_old_one_too(tmp_path, capsys):
+    conf, files, call = secret_call(tmp_path, "old-Secret-1")
+    run(capsys, files, **call)
+    conf, files, call = secret_call(tmp_path, "new-Secret-2")
+    rc, out = run(capsys, files, _ansible_check_mode=True, _ansible_diff=True, **call)
+    assert rc == 0 and out["changed_files"] == [conf]
+    assert out["diff"] == [{"prepared": f"{conf}: a secret changed (masked, not shown)\n"}]
+    assert "old-Secret-1" not in json.dumps(out) and "new-Secret-2" not in json.dumps(out)
+    assert "old-Secret-1" in open(conf, encoding="utf-8").read()   # check mode wrote nothing
+
+
+def test_a_file_failing_its_validate_command_is_left_as_it_was_the_message_masked(tmp_path, capsys):
+    conf, files, call = secret_call(tmp_path, "first-Secret")
+    run(capsys, files, **call)
+    conf, files, call = secret_call(tmp_path, "second-Secret", validate="/bin/sh -c 'cat \"$1\"; exit 3' v %s")
+    rc, out = run(capsys, files, **call)
+    assert rc == 1 and "the new file fails validation" in out["msg"] and "rc=3" in out["msg"]
+    assert "second-Secret" not in out["msg"] and 'password = "********"' in out["msg"]
+    assert "first-Secret" in open(conf, encoding="utf-8").read()
+    assert sorted(os.listdir(tmp_path)) == ["config.toml", "unit"]   # no temporary file left
+    conf, files, call = secret_call(tmp_path, "second-Secret", validate="/bin/sh -c 'grep -q second \"$1\"' v %s")
+    rc, out = run(capsys, files, **call)
+    assert rc == 0 and "second-Secret" in open(conf, encoding="utf-8").read()
+
+
+def test_a_file_names_its_content_exactly_once(tmp_path, capsys):
+    conf, files, call = secret_call(tmp_path, "a-Secret-9")
+    rc, out = run(capsys, [dict(files[0], content="x\n")], **call)
+    assert rc == 1 and out["msg"] == f"{conf}: its content is given in neither or both of content and secret_contents"
+    rc, out = run(capsys, [{"path": str(tmp_path / "none")}])
+    assert rc == 1 and "its content is given in neither" in out["msg"]
+    rc, out = run(capsys, files[1:], **call)
+    assert rc == 1 and out["msg"] == f"secret_contents: {conf} is not a file of files"
