@@ -1,7 +1,9 @@
-"""A site of two Debian releases and two architectures from one pack (issue 27): a Debian 12 amd64
-master (h1), a Debian 13 master (h4, with etcd - Debian 13's etcd 3.5, from the pack - and the
-registry) holding the API VIP with it (keepalived), a Debian 13 worker (h5) and a Debian 12 arm64
-worker (h6), the Debian 13 hosts on
+"""A site of two Debian releases and two architectures from one pack (issue 27): a Debian 13 master
+(h4, the first: kubeadm's init, the network's objects and the components' API calls and Helm run
+there; with etcd - Debian 13's etcd 3.5, from the pack - and the registry), a Debian 12 amd64
+master (h1, joining it) holding the API VIP with it (keepalived), a Debian 13 worker (h5) and a
+Debian 12 arm64 worker (h6), with one component (the sample Helm chart sample-redis), the Debian 13
+hosts on
 trixie's own rootfs (its Python 3.13, systemd 257 and apt), the arm64 one on bookworm's arm64 rootfs
 run through qemu-user-static (every program on it an arm64 build, emulated), installed from one
 pack: the fixture's with Debian 13's packages in a folder of their own (os_packages.deb items with
@@ -46,6 +48,11 @@ ARM64 = "h6"
 # each host's kind, and its folder of the pack's packages
 KINDS = {"h4": "trixie", "h5": "trixie", "h6": "bookworm/arm64"}
 FOLDERS = {"h1": "repo/deb/", "h4": "repo/deb-trixie/", "h5": "repo/deb-trixie/", "h6": "repo/deb-arm64/"}
+# the component: the sample chart (templates/charts/sample-redis) from the pack, installed by the
+# pack's helm on the first master (Debian 13's), its image from the site registry
+REDIS = {"name": "sample-redis", "namespace": "shop",
+         "values": {"image": {"registry": "{{ components_image_prefix }}"}, "replicas": 1, "maxmemory": "64mb"},
+         "ready": {"workloads": [{"kind": "StatefulSet", "name": "sample-redis"}], "timeout": 120}}
 # an ELF file's machine (e_machine, the two bytes at offset 18)
 ELF_MACHINE = {"3e00": "x86_64", "b700": "aarch64"}
 
@@ -63,8 +70,8 @@ def site(testhosts, tmp_path_factory):
         for name in KINDS:
             testhosts.ssh(name, "rm /etc/apt/sources.list.d/local.list && apt-get update -qq", timeout=300)
         inv = sites.keepalived_site(testhosts, tmp_path_factory.mktemp("mixed") / "hosts.yml", pack,
-                                    masters=["h1", "h4"], workers=["h5", ARM64], settings={"tke_k8s_version": "1.35.7"},
-                                    services="h4")
+                                    masters=["h4", "h1"], workers=["h5", ARM64],
+                                    settings={"tke_k8s_version": "1.35.7", "components_list": [REDIS]}, services="h4")
         yield pack, inv, run_playbook(INSTALL, inv)
 
 
@@ -134,6 +141,13 @@ def test_each_release_installs_from_its_own_folder_of_the_pack(testhosts, site):
     holders = [h for h in ("h1", "h4") if sites.vip(testhosts) in testhosts.ssh(h, "ip -o addr").stdout]
     assert len(holders) == 1, holders
     assert "Every node Ready" in run.output, run.explain()
+    # the component, installed from the Debian 13 first master by Helm (its release record, a Secret
+    # Helm keeps), as real kubectl reads it
+    objects = testhosts.ssh("h1", "kubectl --kubeconfig /etc/kubernetes/admin.conf -n shop get statefulsets,secrets "
+                                  "-o name").stdout.split()
+    assert "statefulset.apps/sample-redis" in objects and "secret/sh.helm.release.v1.sample-redis.v1" in objects, objects
+    block = run.output.split("TASK [offline_pot.tke.components : Released with helm: component sample-redis]", 1)[1]
+    assert re.match(r"[^\n]*\n(changed|ok): \[(h4|\S+ -> h4)\]", block.split("TASK [", 1)[0]), run.explain()
 
 
 def test_a_rerun_changes_nothing_with_the_journal_or_without(site):
@@ -201,7 +215,7 @@ def test_the_mixed_site_upgrades_to_the_next_minor(testhosts, site):
     assert testhosts.kubelet_versions() == {h: "v1.35.7" for h in NODES}
     run = run_playbook(UPGRADE, inv, "-e", "tke_k8s_version=1.36.3")
     assert run.rc == 0, run.explain()
-    assert ("cluster v1.35.7 -> v1.36.3: every node upgraded (the API reports kubelet v1.36.3 on h1, h4, h5, h6)"
+    assert ("cluster v1.35.7 -> v1.36.3: every node upgraded (the API reports kubelet v1.36.3 on h4, h1, h5, h6)"
             in " ".join(run.output.split())), run.explain()
     assert testhosts.kubelet_versions() == {h: "v1.36.3" for h in NODES}
     for h in NODES:
