@@ -63,9 +63,9 @@ options:
           O(secret_contents)).
         type: str
       mode:
-        description: Its mode, octal as a string (C("0644")); without it a new file gets C(0644)
-          (C(0600) with its content in O(secret_contents)), a new directory C(0755), and an existing
-          one keeps its mode.
+        description: Its mode, octal as a string (C("0644")); without it a new file gets C(0644),
+          a new directory C(0755), and an existing one keeps its mode - but a file whose content is
+          in O(secret_contents) is made C(0600), new or not.
         type: str
       owner:
         description: Its owner; without it a new entry is root's (the module runs as root) and an
@@ -137,6 +137,7 @@ changed_files:
 """
 
 import os
+import re
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
@@ -197,7 +198,8 @@ def write(module, entry, data, mode):
         with open(tmp, "wb") as fh:
             fh.write(data)
         if entry["validate"]:
-            rc, out, err = module.run_command(entry["validate"].replace("%s", tmp))
+            # (umask 077: whatever the command writes beside the file, a copy of it too, is root's alone)
+            rc, out, err = module.run_command(entry["validate"].replace("%s", tmp), umask=0o077)
             if rc != 0:
                 fail(module, entry, f"the new file fails validation ({entry['validate']}), left as it was: "
                                     f"rc={rc} {out.strip()} {err.strip()}".strip())
@@ -224,7 +226,8 @@ def converge(module, entry, planned):
     parent = os.path.dirname(os.path.normpath(path))
     if state == "file" and now == "absent" and not os.path.isdir(parent) and parent not in planned:
         fail(module, entry, f"its directory {parent} is missing (list it before, as a directory)")
-    mode = entry["mode"] or (None if now != "absent" else DEFAULT_MODE["secret" if secret else state])
+    # (a file holding a secret is 0600 unless its entry says otherwise, whatever mode it had)
+    mode = entry["mode"] or (DEFAULT_MODE["secret"] if secret else None if now != "absent" else DEFAULT_MODE[state])
     real = path
     if state == "directory":
         if now == "absent":
@@ -286,9 +289,20 @@ def main():
             absent=dict(type="list", elements="path", default=[])),
         supports_check_mode=True,
     )
-    secret, files = module.params["secret_contents"], module.params["files"]
+    files = module.params["files"]
+    # its keys are paths as files[].path are (type path: ~ and $VAR expanded)
+    secret = module.params["secret_contents"] = {
+        os.path.expanduser(os.path.expandvars(path)): text for path, text in module.params["secret_contents"].items()}
     for path in sorted(set(secret) - {e["path"] for e in files if e["state"] == "file"}):
         module.fail_json(msg=f"secret_contents: {path} is not a file of files")
+    for path in sorted(p for p, text in secret.items() if not isinstance(text, str)):
+        module.fail_json(msg=f"secret_contents: the content of {path} is not a string")
+    for entry in files:
+        for pattern in entry["mask"]:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                module.fail_json(msg=f"{entry['path']}: mask {pattern!r} is not a regular expression: {e}")
     for entry in files:
         if entry["state"] == "file" and (entry["content"] is None) == (entry["path"] not in secret):
             module.fail_json(msg=f"{entry['path']}: its content is given in neither or both of content and "

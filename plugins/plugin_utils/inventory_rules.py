@@ -351,8 +351,9 @@ def mode_problems(options, provided):
     """[(variable, message)] for the file modes among a role's options as given (before the argument
     spec's conversion): every option whose entries have a `mode` (host_init_data_dirs) takes an octal
     mode in a string, as host_files does. A symbolic mode would be refused only on the host, in its
-    phase; an unquoted 0755 is the YAML integer 493, which the spec would turn into the string
-    "493" (a different mode), so a number is refused too."""
+    phase; an unquoted 0644 is the YAML integer 420, which the spec would turn into the string
+    "420", a valid but other mode (0755 -> "493" would be refused on the host), so a number is
+    refused here. Other types are the argument spec's to report."""
     out = []
     for name, spec in sorted(options.items()):
         if "mode" not in (spec.get("options") or {}) or name not in provided:
@@ -363,9 +364,9 @@ def mode_problems(options, provided):
             if not isinstance(entry, dict) or entry.get("mode") is None:
                 continue   # the argument spec reports what is not a dict or lacks a mode
             mode, where = entry["mode"], entry.get("path", "an entry")
-            if isinstance(mode, bool) or not isinstance(mode, str):
+            if isinstance(mode, int) and not isinstance(mode, bool):
                 out.append((name, f"{where}: mode {mode!r} is a number; write it quoted, in octal (mode: \"0755\")"))
-            elif not OCTAL_MODE.fullmatch(mode):
+            elif isinstance(mode, str) and not OCTAL_MODE.fullmatch(mode):
                 out.append((name, f"{where}: mode {mode!r} is not an octal mode such as \"0755\" "
                                   "(symbolic modes are not taken)"))
     return out

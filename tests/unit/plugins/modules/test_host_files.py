@@ -186,12 +186,19 @@ def test_a_changed_secret_alone_is_said_masked_and_the_old_one_too(tmp_path, cap
 def test_a_file_failing_its_validate_command_is_left_as_it_was_the_message_masked(tmp_path, capsys):
     conf, files, call = secret_call(tmp_path, "first-Secret")
     run(capsys, files, **call)
-    conf, files, call = secret_call(tmp_path, "second-Secret", validate="/bin/sh -c 'cat \"$1\"; exit 3' v %s")
-    rc, out = run(capsys, files, **call)
-    assert rc == 1 and "the new file fails validation" in out["msg"] and "rc=3" in out["msg"]
+    # the command sees the new file (0600, like whatever it writes) and fails; its output names the
+    # secret, which the entry's pattern masks (the call's secrets are not given: Ansible's own
+    # no_log masking would hide a failing mask)
+    validate = "/bin/sh -c 'stat -c %a \"$1\"; echo x > \"$1.t\"; stat -c %a \"$1.t\"; rm \"$1.t\"; cat \"$1\"; exit 3' v %s"
+    conf, files, call = secret_call(tmp_path, "second-Secret", validate=validate)
+    rc, out = run(capsys, files, secret_contents=call["secret_contents"])
+    assert rc == 1 and "the new file fails validation" in out["msg"] and "rc=3 600\n600\n[auth]" in out["msg"], out
     assert "second-Secret" not in out["msg"] and 'password = "********"' in out["msg"]
     assert "first-Secret" in open(conf, encoding="utf-8").read()
     assert sorted(os.listdir(tmp_path)) == ["config.toml", "unit"]   # no temporary file left
+    # not run in check mode (the failing command would fail the call)
+    rc, out = run(capsys, files, _ansible_check_mode=True, **call)
+    assert rc == 0 and out["changed_files"] == [conf] and "first-Secret" in open(conf, encoding="utf-8").read()
     conf, files, call = secret_call(tmp_path, "second-Secret", validate="/bin/sh -c 'grep -q second \"$1\"' v %s")
     rc, out = run(capsys, files, **call)
     assert rc == 0 and "second-Secret" in open(conf, encoding="utf-8").read()
@@ -205,3 +212,20 @@ def test_a_file_names_its_content_exactly_once(tmp_path, capsys):
     assert rc == 1 and "its content is given in neither" in out["msg"]
     rc, out = run(capsys, files[1:], **call)
     assert rc == 1 and out["msg"] == f"secret_contents: {conf} is not a file of files"
+
+
+def test_a_secret_file_is_made_0600_whatever_mode_it_had(tmp_path, capsys):
+    conf, files, call = secret_call(tmp_path, "a-Secret-7")
+    run(capsys, files, **call)
+    os.chmod(conf, 0o644)
+    rc, out = run(capsys, files, _ansible_diff=True, **call)
+    assert rc == 0 and out["changed_files"] == [conf] and mode(conf) == "0o600"
+    assert [d["after_header"] for d in out["diff"]] == [f"{conf} (attributes)"]
+
+
+def test_bad_secret_contents_and_masks_are_refused_by_name(tmp_path, capsys):
+    conf, files, call = secret_call(tmp_path, "a-Secret-8")
+    rc, out = run(capsys, files, secret_contents={conf: 7}, secrets=call["secrets"])
+    assert rc == 1 and out["msg"] == f"secret_contents: the content of {conf} is not a string"
+    rc, out = run(capsys, [dict(files[0], mask=["(unclosed"]), files[1]], **call)
+    assert rc == 1 and out["msg"].startswith(f"{conf}: mask '(unclosed' is not a regular expression")

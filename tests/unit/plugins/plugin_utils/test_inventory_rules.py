@@ -125,5 +125,7 @@ def test_file_modes_in_role_options_are_octal_strings():
     assert "/a: mode 'u=rwx,go=rx' is not an octal mode" in found[0][1]
     assert "/b: mode 448 is a number; write it quoted" in found[1][1]
     assert "/c: mode '0999'" in found[2][1] and "/d: mode '07555'" in found[3][1]
-    # an option without modes is not looked at; a missing mode is the argument spec's to report
-    assert r.mode_problems(options, {"host_init_data_dirs": [{"path": "/a"}, "not a dict"]}) == []
+    # an option without modes is not looked at; a missing mode, or one of another type, is the
+    # argument spec's to report
+    assert r.mode_problems(options, {"host_init_data_dirs": [{"path": "/a"}, "not a dict", {"path": "/b", "mode": True},
+                                                             {"path": "/c", "mode": ["0755"]}]}) == []
