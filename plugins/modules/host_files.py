@@ -141,6 +141,7 @@ import re
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.offline_pot.tke.plugins.module_utils.atomic_file import (
     OCTAL_MODE, atomic_path, make_dirs, mask_secrets)
@@ -290,9 +291,9 @@ def main():
         supports_check_mode=True,
     )
     files = module.params["files"]
-    # its keys are paths as files[].path are (type path: ~ and $VAR expanded)
+    # its keys are paths as files[].path are (the argument spec's type path: ~ and $VAR expanded)
     secret = module.params["secret_contents"] = {
-        os.path.expanduser(os.path.expandvars(path)): text for path, text in module.params["secret_contents"].items()}
+        check_type_path(path): text for path, text in module.params["secret_contents"].items()}
     for path in sorted(set(secret) - {e["path"] for e in files if e["state"] == "file"}):
         module.fail_json(msg=f"secret_contents: {path} is not a file of files")
     for path in sorted(p for p, text in secret.items() if not isinstance(text, str)):

@@ -225,7 +225,8 @@ def test_a_secret_file_is_made_0600_whatever_mode_it_had(tmp_path, capsys):
 
 def test_bad_secret_contents_and_masks_are_refused_by_name(tmp_path, capsys):
     conf, files, call = secret_call(tmp_path, "a-Secret-8")
-    rc, out = run(capsys, files, secret_contents={conf: 7}, secrets=call["secrets"])
+    # (a number no path here holds: as a no_log value, Ansible masks it wherever it appears in the result)
+    rc, out = run(capsys, files, secret_contents={conf: 98765432123}, secrets=call["secrets"])
     assert rc == 1 and out["msg"] == f"secret_contents: the content of {conf} is not a string"
     rc, out = run(capsys, [dict(files[0], mask=["(unclosed"]), files[1]], **call)
     assert rc == 1 and out["msg"].startswith(f"{conf}: mask '(unclosed' is not a regular expression")
