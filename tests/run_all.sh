@@ -121,7 +121,9 @@ python tests/harness/schedule.py --sample "$cpu_log" </dev/null >/dev/null 2>&1 
 cpu_pid=$!
 # Worker gwN runs its files on harness instance TH_ID+N (tests/integration/conftest.py). The files
 # are listed longest first (their times in the last full run, measured 2026-11-29: upgrade 2038 s,
-# install_e2e 1382 s, network 992 s ... mixed_releases 460 s ... precheck 78 s ... execution_environment 8 s) and
+# install_e2e 1382 s, network 992 s ... mixed_releases 460 s ... precheck 78 s ... execution_environment 8 s;
+# mixed_releases 1244 s on 2026-12-01, second: its fixture waits for arm64's and Debian 13's rootfs,
+# built beside the first scenarios, and it then ends last if it starts after a first file) and
 # handed out in this order (--no-loadscope-reorder: by default
 # pytest-xdist reorders the files by their number of tests), each to the worker about to be free
 # (conftest.py's scheduler: when its file is down to its last test), so the last files to start
@@ -130,7 +132,7 @@ cpu_pid=$!
 export TH_ID=${TH_ID:-1}
 # belt and braces: whatever ends this script, the test hosts of this run go (by PID, see harness)
 trap 'kill "$cpu_pid" 2>/dev/null || true; for n in $(seq 0 $((TEST_WORKERS - 1))); do TH_ID=$((TH_ID + n)) bash tests/harness/testhosts.sh destroy >/dev/null 2>&1 || true; done' EXIT
-order=(upgrade install_e2e network components mixed_releases etcd ha site_pack stacked_etcd
+order=(upgrade mixed_releases install_e2e network components etcd ha site_pack stacked_etcd
        air_gapped_controller readme_commands validate install_orchestration host_init pki check_mode install_drift
        kubeadm apiserver_double precheck pack_controller collection_install strategy execution_environment)
 files=()
