@@ -1,0 +1,48 @@
+"""The strategy's scan of the ansible.module_utils a module imports (plugins/strategy/mitogen_linear.py)
+finds what mitogen's own scan finds, reading each file once for the process."""
+import collections
+import glob
+import os
+
+import pytest
+
+finder = pytest.importorskip("ansible_mitogen.module_finder")
+
+import ansible.module_utils  # noqa: E402  pylint: disable=wrong-import-position
+import ansible.modules  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.offline_pot.tke.plugins.strategy import mitogen_linear  # noqa: E402  pylint: disable=wrong-import-position
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+SEARCH = (os.path.dirname(ansible.module_utils.__file__),)
+# the collection's modules and the builtin ones its roles run
+MODULES = sorted(glob.glob(os.path.join(COLLECTION, "plugins", "modules", "*.py"))) + [
+    os.path.join(os.path.dirname(ansible.modules.__file__), f"{name}.py")
+    for name in ("apt", "command", "copy", "file", "stat", "systemd_service", "uri", "wait_for")]
+
+
+def test_the_collection_plugin_replaced_mitogens_scan():
+    assert finder.scan.__qualname__ == "module_utils_scan.<locals>.scan"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=os.path.basename)
+def test_each_module_needs_what_mitogen_finds(path):
+    scan = mitogen_linear.module_utils_scan(finder.walk_imports, finder.PREFIX.rstrip("."))
+    found = scan(module_name="ansible_module_x", module_path=path, search_path=SEARCH)
+    # mitogen's own (the function its scan() calls on Python 3)
+    assert found == finder._scan_importlib_find_spec("ansible_module_x", path, list(SEARCH))   # pylint: disable=protected-access
+
+
+def test_each_file_is_read_once_over_every_module():
+    walked = collections.Counter()
+
+    def counting(code, prefix):
+        walked[code.co_filename] += 1
+        return finder.walk_imports(code, prefix)
+
+    scan = mitogen_linear.module_utils_scan(counting, finder.PREFIX.rstrip("."))
+    needs = [scan(module_name="m", module_path=path, search_path=SEARCH) for path in MODULES]
+    assert max(walked.values()) == 1
+    assert ("ansible.module_utils.basic", os.path.join(SEARCH[0], "basic.py"), False) in needs[-1]
+    # every module and every module_utils file any of them needs, each read
+    assert set(walked) == set(MODULES) | {path for found in needs for dummy, path, dummy2 in found}
