@@ -21,9 +21,11 @@ description:
     module logging are unchanged.
   - "mitogen's CPU pinning is off (it put every run's task workers on one CPU, so playbooks run side
     by side queued there): the kernel's scheduler places the processes."
-  - "mitogen's scan of the C(ansible.module_utils) a module imports compiles each file once per run
-    (mitogen compiled every file again for every module: about 40 ms of controller CPU per module
-    a run uses); the modules found and sent are the same."
+  - "mitogen's scans of what a module imports, before it sends the module to a host, read the code
+    from the interpreter's bytecode cache (C(__pycache__)) when there is one for that source, and each
+    file once per run: mitogen compiled every file it scanned from its source, the C(ansible.module_utils)
+    ones again for every module (some 60 ms of controller CPU per module a run uses). The modules
+    found and sent are the same."
   - Used for connections of type C(ssh) and C(local); a host reached otherwise (C(paramiko)) runs
     as with C(linear).
   - When the C(mitogen) Python package cannot be imported on the controller it is the plain
@@ -37,6 +39,7 @@ requirements:
 
 import collections
 import functools
+import importlib.machinery
 import importlib.util
 
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategy
@@ -45,11 +48,27 @@ from ansible.utils.display import Display
 try:
     import ansible_mitogen.affinity
     import ansible_mitogen.module_finder
+    import mitogen.master
     from ansible_mitogen.strategy import StrategyMixin
     MITOGEN_ERROR = None
 except ImportError as exc:   # mitogen missing (or broken): the plain linear strategy, said once per run
     StrategyMixin = None
     MITOGEN_ERROR = exc
+
+
+def code_of(source, filename, mode, *args, **kwargs):
+    """compile(source, filename, mode, ...), from the bytecode cache importlib keeps for the file
+    (SourceFileLoader.get_code: the cached code when it is of the file as it is, else compiled, and
+    cached where it may write) when source is the whole of the .py file `filename`."""
+    if mode == "exec" and not args and not kwargs and str(filename).endswith(".py"):
+        try:
+            with open(filename, "rb") as f:
+                whole = f.read() == (source if isinstance(source, bytes) else source.encode("utf-8"))
+        except OSError:
+            whole = False
+        if whole:
+            return importlib.machinery.SourceFileLoader("scanned", str(filename)).get_code("scanned")
+    return compile(source, filename, mode, *args, **kwargs)
 
 
 def module_utils_scan(walk_imports, prefix):
@@ -62,7 +81,7 @@ def module_utils_scan(walk_imports, prefix):
     @functools.lru_cache(maxsize=None)
     def imports_of(path):
         with open(path, "rb") as f:
-            return tuple(walk_imports(compile(f.read(), path, "exec"), prefix))
+            return tuple(walk_imports(code_of(f.read(), path, "exec"), prefix))
 
     @functools.lru_cache(maxsize=None)
     def found(name, locations):
@@ -95,6 +114,9 @@ if StrategyMixin is not None:
     # (the multiplexer, where mitogen scans, is forked from this process at the run's start)
     ansible_mitogen.module_finder.scan = module_utils_scan(ansible_mitogen.module_finder.walk_imports,
                                                            ansible_mitogen.module_finder.PREFIX.rstrip("."))
+    # the one compile() of mitogen.master: the imports of each module it sends (ModuleFinder's
+    # find_related_imports, once per module and run)
+    mitogen.master.compile = code_of
 
 
 class StrategyModule(*((StrategyMixin, LinearStrategy) if StrategyMixin else (LinearStrategy,))):

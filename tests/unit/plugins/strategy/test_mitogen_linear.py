@@ -46,3 +46,19 @@ def test_each_file_is_read_once_over_every_module():
     assert ("ansible.module_utils.basic", os.path.join(SEARCH[0], "basic.py"), False) in needs[-1]
     # every module and every module_utils file any of them needs, each read
     assert set(walked) == set(MODULES) | {path for found in needs for dummy, path, dummy2 in found}
+
+
+def test_mitogens_sender_scans_through_the_bytecode_cache():
+    assert mitogen_linear.mitogen.master.compile is mitogen_linear.code_of
+
+
+@pytest.mark.parametrize("path", MODULES[-3:] + [os.path.join(SEARCH[0], "basic.py")], ids=os.path.basename)
+def test_code_of_a_whole_file_imports_what_its_compile_imports(path):
+    with open(path, "rb") as f:
+        source = f.read()
+    imports = list(finder.walk_imports(compile(source, path, "exec")))
+    assert list(finder.walk_imports(mitogen_linear.code_of(source, path, "exec"))) == imports
+    # a text the file does not hold is compiled as given, not taken from the file's cache
+    changed = source + b"\nimport ansible.module_utils.urls\n"
+    assert list(finder.walk_imports(mitogen_linear.code_of(changed, path, "exec")))[-1] == "ansible.module_utils.urls"
+    assert mitogen_linear.code_of("x", path, "eval").co_names == ("x",)
