@@ -21,11 +21,11 @@ description:
     module logging are unchanged.
   - "mitogen's CPU pinning is off (it put every run's task workers on one CPU, so playbooks run side
     by side queued there): the kernel's scheduler places the processes."
-  - "mitogen's scans of what a module imports, before it sends the module to a host, read the code
-    from the interpreter's bytecode cache (C(__pycache__)) when there is one for that source, and each
-    file once per run: mitogen compiled every file it scanned from its source, the C(ansible.module_utils)
-    ones again for every module (some 60 ms of controller CPU per module a run uses). The modules
-    found and sent are the same."
+  - "mitogen's scans of what a module imports, before it sends the module to a host, read each file
+    once per run, and take the code from the bytecode cache Python's imports keep (C(__pycache__),
+    checked as an import checks it; none is written) when there is one for the file: mitogen compiled
+    every file it scanned from its source, the C(ansible.module_utils) ones again for every module
+    (about 40 ms of controller CPU per module a run uses). The modules found and sent are the same."
   - Used for connections of type C(ssh) and C(local); a host reached otherwise (C(paramiko)) runs
     as with C(linear).
   - When the C(mitogen) Python package cannot be imported on the controller it is the plain
@@ -56,19 +56,30 @@ except ImportError as exc:   # mitogen missing (or broken): the plain linear str
     MITOGEN_ERROR = exc
 
 
+class _CachedCode(importlib.machinery.SourceFileLoader):
+    """A .py file's code from the bytecode cache Python's imports keep, as an import takes it (the
+    cache file's record of the source's mtime and size must match), never writing a cache file: where
+    there is none, or it is of another version of the file, the file is compiled."""
+
+    def set_data(self, path, data, *, _mode=0o666):   # pylint: disable=unused-argument
+        """No cache file written (not in the collection's or a role's folders, where Ansible writes none)."""
+
+
 def code_of(source, filename, mode, *args, **kwargs):
-    """compile(source, filename, mode, ...), from the bytecode cache importlib keeps for the file
-    (SourceFileLoader.get_code: the cached code when it is of the file as it is, else compiled, and
-    cached where it may write) when source is the whole of the .py file `filename`."""
-    if mode == "exec" and not args and not kwargs and str(filename).endswith(".py"):
+    """compile(source, filename, mode, ...) as called from a module with no __future__ import that
+    changes compiling (mitogen.master), from the bytecode cache of the .py file `filename`
+    (_CachedCode) when source is that file's whole text."""
+    if args or kwargs:
+        return compile(source, filename, mode, *args, **kwargs)
+    if mode == "exec" and isinstance(source, (bytes, str)) and isinstance(filename, str) and filename.endswith(".py"):
         try:
             with open(filename, "rb") as f:
                 whole = f.read() == (source if isinstance(source, bytes) else source.encode("utf-8"))
-        except OSError:
+        except (OSError, UnicodeError):
             whole = False
         if whole:
-            return importlib.machinery.SourceFileLoader("scanned", str(filename)).get_code("scanned")
-    return compile(source, filename, mode, *args, **kwargs)
+            return _CachedCode("scanned", filename).get_code("scanned")
+    return compile(source, filename, mode, 0, True)
 
 
 def module_utils_scan(walk_imports, prefix):
