@@ -78,8 +78,13 @@ def code_of(source, filename, mode, *args, **kwargs):
         except (OSError, UnicodeError):
             whole = False
         if whole:
-            return _CachedCode("scanned", filename).get_code("scanned")
+            return file_code(filename)
     return compile(source, filename, mode, 0, True)
+
+
+def file_code(path):
+    """The code of the file at path, from its bytecode cache when that is of the file (_CachedCode)."""
+    return _CachedCode("scanned", path).get_code("scanned")
 
 
 def module_utils_scan(walk_imports, prefix):
@@ -91,8 +96,7 @@ def module_utils_scan(walk_imports, prefix):
     change under it. walk_imports and prefix: the module_finder's."""
     @functools.lru_cache(maxsize=None)
     def imports_of(path):
-        with open(path, "rb") as f:
-            return tuple(walk_imports(code_of(f.read(), path, "exec"), prefix))
+        return tuple(walk_imports(file_code(path), prefix))
 
     @functools.lru_cache(maxsize=None)
     def found(name, locations):
